@@ -1,0 +1,1 @@
+"""Launch files, parameters, URDF and rviz config that compose the whole robot."""
