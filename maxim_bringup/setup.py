@@ -36,6 +36,7 @@ setup(
         'console_scripts': [
             'maxim = maxim_bringup.cli:main',
             'maxim_runner = maxim_bringup.runner:main',
+            'console_node = maxim_bringup.nodes.console_node:main',
         ],
     },
 )

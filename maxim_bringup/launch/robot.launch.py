@@ -1,0 +1,41 @@
+"""The real head: camera, serial pan/tilt, perception, memory, LLM and the mind.
+
+    ros2 launch maxim_bringup robot.launch.py
+    ros2 launch maxim_bringup robot.launch.py params_file:=/path/to/my_head.yaml
+
+DDS: the simulated default keeps discovery on this machine; on a robot whose LLM runs on
+another host, export ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET (and a shared ROS_DOMAIN_ID) before
+launching. See README, "Running on a real head".
+"""
+
+import os
+import sys
+
+from launch import LaunchDescription
+from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import LifecycleNode, Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import node_kwargs, standard_arguments  # noqa: E402
+
+
+def generate_launch_description():
+    common = node_kwargs()
+    urdf = PathJoinSubstitution([FindPackageShare('maxim_bringup'), 'urdf', 'maxim_head.urdf'])
+    return LaunchDescription(standard_arguments('robot.yaml', 'false') + [
+        Node(package='maxim_perception', executable='camera_node', name='camera', **common),
+        Node(package='maxim_perception', executable='attention_node', name='attention',
+             **common),
+        Node(package='maxim_perception', executable='head_controller_node',
+             name='head_controller', **common),
+        Node(package='maxim_memory', executable='memory_node', name='memory', **common),
+        LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
+        Node(package='maxim_core', executable='fear_node', name='fear', **common),
+        Node(package='maxim_core', executable='agent_node', name='agent', **common),
+        Node(package='robot_state_publisher', executable='robot_state_publisher',
+             name='robot_state_publisher', namespace=LaunchConfiguration('namespace'),
+             parameters=[{'robot_description': ParameterValue(
+                 Command(['cat ', urdf]), value_type=str)}]),
+    ])

@@ -1,0 +1,45 @@
+"""The simulated head (MuJoCo) with the whole mind: `ros2 launch maxim_bringup sim.launch.py`.
+
+The same graph as `./maxim sim`, as separate processes. Watch it with
+`ros2 run maxim_bringup console_node` and rviz (`rviz2 -d $(ros2 pkg prefix
+maxim_bringup)/share/maxim_bringup/rviz/maxim.rviz`).
+"""
+
+import os
+import sys
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import LifecycleNode, Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import node_kwargs, standard_arguments  # noqa: E402
+
+
+def generate_launch_description():
+    common = node_kwargs()
+    urdf = PathJoinSubstitution([FindPackageShare('maxim_bringup'), 'urdf', 'maxim_head.urdf'])
+    return LaunchDescription(standard_arguments('sim.yaml', 'true') + [
+        DeclareLaunchArgument(
+            'robot_state_publisher', default_value='true',
+            description='Publish the head URDF and TF from joint_states (for rviz)'),
+        Node(package='maxim_perception', executable='sim_head_node', name='sim_head', **common),
+        Node(package='maxim_perception', executable='attention_node', name='attention',
+             **common),
+        Node(package='maxim_perception', executable='head_controller_node',
+             name='head_controller', **common),
+        Node(package='maxim_memory', executable='memory_node', name='memory', **common),
+        LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
+        Node(package='maxim_core', executable='fear_node', name='fear', **common),
+        Node(package='maxim_core', executable='agent_node', name='agent', **common),
+        Node(package='robot_state_publisher', executable='robot_state_publisher',
+             name='robot_state_publisher', namespace=LaunchConfiguration('namespace'),
+             parameters=[{'robot_description': ParameterValue(
+                 Command(['cat ', urdf]), value_type=str),
+                 'use_sim_time': LaunchConfiguration('use_sim_time')}],
+             condition=IfCondition(LaunchConfiguration('robot_state_publisher'))),
+    ])

@@ -1,0 +1,129 @@
+"""The `maxim` command.
+
+    maxim sim      the simulated head with the embedded model (the main job)
+    maxim robot    the real head (camera + serial pan/tilt), in one process
+    maxim nodes    list the nodes of each graph
+    maxim check    check that every dependency imports
+
+Missing or broken dependencies are reported in one line with what to do, never a traceback.
+"""
+
+import argparse
+import importlib
+import sys
+
+# (module, what it is, what to do) for every dependency a run needs.
+DEPENDENCIES = [
+    ('rclpy', 'ROS 2 Python client', 'run ./maxim setup (or source your ROS 2 Jazzy setup.bash)'),
+    ('maxim_interfaces.msg', "Maxim's interfaces",
+     'run ./maxim setup (it builds the workspace with colcon)'),
+    ('yaml', 'PyYAML', 'run ./maxim setup'),
+    ('rich', 'rich (console display)', 'run ./maxim setup'),
+    ('numpy', 'NumPy', 'run ./maxim setup'),
+    ('cv2', 'OpenCV', 'run ./maxim setup (opencv-python-headless 4.x)'),
+    ('llama_cpp', 'llama-cpp-python', 'run ./maxim setup (it compiles llama.cpp, ~5 min)'),
+    ('mujoco', 'MuJoCo (simulated head)', 'run ./maxim setup'),
+    ('networkx', 'networkx', 'run ./maxim setup'),
+    ('faiss', 'faiss-cpu', 'run ./maxim setup'),
+]
+
+
+def check_dependencies(names: list[str] | None = None) -> list[str]:
+    """One line per missing or broken dependency (empty when all import)."""
+    problems = []
+    for module, what, todo in DEPENDENCIES:
+        if names is not None and module not in names:
+            continue
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            problems.append(f'{what} is missing or broken ({exc}): {todo}')
+        except OSError as exc:  # a shared library that does not load
+            problems.append(f'{what} does not load ({exc}): {todo}')
+    return problems
+
+
+def _parse_set(values: list[str]) -> dict:
+    """--set node.param=value (YAML-typed) -> {node: {param: value}}."""
+    import yaml
+    out: dict = {}
+    for item in values or []:
+        key, sep, raw = item.partition('=')
+        node, dot, param = key.partition('.')
+        if not sep or not dot or not node or not param:
+            raise SystemExit(f'maxim: --set takes node.param=value, got {item!r}')
+        out.setdefault(node, {})[param] = yaml.safe_load(raw)
+    return out
+
+
+def _run(args) -> int:
+    problems = check_dependencies()
+    if problems:
+        for line in problems:
+            print(f'maxim: {line}', file=sys.stderr)
+        return 2
+    from maxim_bringup.params import ParamsError
+    from maxim_bringup.runner import run, RunConfig, StartupError
+    try:
+        config = RunConfig(graph=args.command, params_file=args.params_file or '',
+                           console=not args.no_console, duration_s=args.duration,
+                           overrides=_parse_set(args.set), only=args.only or [])
+        return run(config)
+    except (ParamsError, StartupError, KeyError) as exc:
+        print(f'maxim: {exc}', file=sys.stderr)
+        return 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog='maxim', description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest='command')
+    for name, text in (('sim', 'run the simulated head with the embedded model'),
+                       ('robot', 'run the real head in one process'),
+                       ('headless', 'run the mind without a body (no camera, no head)')):
+        p = sub.add_parser(name, help=text)
+        p.add_argument('--params-file', help='params YAML (default: config/<graph>.yaml)')
+        p.add_argument('--duration', type=float, default=0.0,
+                       help='stop by itself after this many seconds (default: run until Ctrl-C)')
+        p.add_argument('--no-console', action='store_true',
+                       help='do not print thoughts and events')
+        p.add_argument('--set', action='append', metavar='NODE.PARAM=VALUE',
+                       help='override a parameter, e.g. --set llm.model_path=/models/x.gguf')
+        p.add_argument('--only', nargs='+', metavar='NODE', help='start only these nodes')
+        p.set_defaults(func=_run)
+    p = sub.add_parser('nodes', help='list the nodes of each graph')
+    p.set_defaults(func=_nodes)
+    p = sub.add_parser('check', help='check that every dependency imports')
+    p.set_defaults(func=_check)
+    return parser
+
+
+def _nodes(_args) -> int:
+    from maxim_bringup.graph import GRAPHS, NODES
+    for name, nodes in GRAPHS.items():
+        print(f'{name}:')
+        for n in nodes:
+            spec = NODES[n]
+            print(f'  {n:16s} {spec.package}/{spec.executable}')
+    return 0
+
+
+def _check(_args) -> int:
+    problems = check_dependencies()
+    for line in problems:
+        print(f'maxim: {line}', file=sys.stderr)
+    if not problems:
+        print('maxim: every dependency imports')
+    return 2 if problems else 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, 'command', None):
+        args = parser.parse_args(['sim'] + list(argv if argv is not None else sys.argv[1:]))
+    sys.exit(args.func(args))
+
+
+if __name__ == '__main__':
+    main()

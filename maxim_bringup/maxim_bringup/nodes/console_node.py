@@ -1,0 +1,80 @@
+"""The console node: prints what the robot is doing, readable at a glance."""
+
+import sys
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rcl_interfaces.msg import ParameterDescriptor
+from rich.console import Console
+
+from maxim_bringup import display
+from maxim_bringup.conversions import msg_to_dict
+from maxim_interfaces.msg import IdleEvent, PainSignal, Percept, Thought, ToolResult
+
+
+class ConsoleNode(Node):
+    """Prints thoughts as they form and the key events on the terminal.
+
+    Parameters:
+        percept_min_salience (double): percepts below this salience are not printed.
+        show_percepts (bool): print percepts at all.
+    Subscriptions:
+        thoughts (maxim_interfaces/Thought), percepts (maxim_interfaces/Percept),
+        tool_results (maxim_interfaces/ToolResult), pain (maxim_interfaces/PainSignal),
+        idle (maxim_interfaces/IdleEvent)
+    """
+
+    def __init__(self, console: Console | None = None, **kwargs):
+        super().__init__('console', **kwargs)
+        self._min_salience = self.declare_parameter(
+            'percept_min_salience', 0.3,
+            ParameterDescriptor(description='Percepts below this salience are not printed'),
+        ).value
+        self._show_percepts = self.declare_parameter(
+            'show_percepts', True, ParameterDescriptor(description='Print percepts'),
+        ).value
+        self._console = console or Console(file=sys.stdout, highlight=False)
+        self._last_percept = ''
+        qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+        self.create_subscription(Thought, 'thoughts', self._on_thought, qos)
+        self.create_subscription(Percept, 'percepts', self._on_percept, 10)
+        self.create_subscription(ToolResult, 'tool_results', self._on_tool_result, qos)
+        self.create_subscription(PainSignal, 'pain', self._on_pain, qos)
+        self.create_subscription(IdleEvent, 'idle', self._on_idle, 10)
+
+    def _print(self, text: str) -> None:
+        self._console.print(text)
+
+    def _on_thought(self, msg: Thought) -> None:
+        self._print(display.format_thought(msg_to_dict(msg)))
+
+    def _on_percept(self, msg: Percept) -> None:
+        if not self._show_percepts or msg.salience < self._min_salience:
+            return
+        line = display.format_percept(msg_to_dict(msg))
+        if line != self._last_percept:  # an unchanged scene is not news
+            self._last_percept = line
+            self._print(line)
+
+    def _on_tool_result(self, msg: ToolResult) -> None:
+        self._print(display.format_tool_result(msg_to_dict(msg)))
+
+    def _on_pain(self, msg: PainSignal) -> None:
+        self._print(display.format_pain(msg_to_dict(msg)))
+
+    def _on_idle(self, msg: IdleEvent) -> None:
+        self._print(display.format_idle(msg_to_dict(msg)))
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = ConsoleNode()
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        node.get_logger().debug('console stopping')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

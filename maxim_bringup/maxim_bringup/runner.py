@@ -1,0 +1,190 @@
+"""The in-process runner: every node of a graph in one process, on one MultiThreadedExecutor,
+with the parameters of the same params YAML the launch files pass.
+
+This is what `./maxim sim` runs: on a laptop with no ROS 2 tooling (`ros2 launch` is not on
+PyPI) it is how the whole robot starts. Slow start-up steps (model assembly and load,
+simulator start) show progress; Ctrl-C stops everything cleanly with exit code 0.
+"""
+
+from dataclasses import dataclass, field
+import os
+import signal
+import threading
+import time
+
+from rich.console import Console
+
+from maxim_bringup.graph import graph, NodeSpec, NODES
+from maxim_bringup.params import for_node, load_params
+
+
+class StartupError(RuntimeError):
+    """A node could not start; the message says which and why."""
+
+
+def default_params_file(name: str = 'sim') -> str:
+    """The params YAML shipped with maxim_bringup (installed share/ or the source tree)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.path.join(os.path.dirname(here), 'config', f'{name}.yaml')]
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        candidates.insert(0, os.path.join(
+            get_package_share_directory('maxim_bringup'), 'config', f'{name}.yaml'))
+    except (ImportError, LookupError, ValueError):
+        pass  # not installed with colcon: the source tree copy below is used
+    for path in candidates:
+        if os.path.isfile(path):
+            return path
+    raise StartupError(f'no params file {name}.yaml found (looked in {", ".join(candidates)})')
+
+
+@dataclass
+class RunConfig:
+    graph: str = 'sim'
+    params_file: str = ''
+    console: bool = True              # add the console node (thoughts and events on stdout)
+    duration_s: float = 0.0           # stop by itself after this long; 0 = until Ctrl-C
+    overrides: dict = field(default_factory=dict)  # {node: {param: value}} over the YAML
+    only: list = field(default_factory=list)       # restrict to these node names
+
+
+class Runner:
+    """Compose, start, spin and stop a graph of Maxim nodes in this process."""
+
+    def __init__(self, config: RunConfig, console: Console | None = None):
+        self.config = config
+        self.out = console or Console(highlight=False)
+        self.params_file = config.params_file or default_params_file(
+            'robot' if config.graph == 'robot' else 'sim')
+        self.params = load_params(self.params_file)
+        specs = graph(config.graph)
+        if config.only:
+            specs = [s for s in specs if s.name in config.only]
+        if config.console:
+            specs.append(NODES['console'])
+        self.specs: list[NodeSpec] = specs
+        self.nodes = []
+        self.context = None
+        self.executor = None
+        self._stop = threading.Event()
+
+    def node_params(self, name: str) -> dict:
+        return {**for_node(self.params, name), **self.config.overrides.get(name, {})}
+
+    def start(self) -> None:
+        import rclpy
+        from rclpy.executors import MultiThreadedExecutor
+        from rclpy.parameter import Parameter
+
+        self.context = rclpy.Context()
+        # Our own SIGINT/SIGTERM handling below ends the run cleanly (exit 0).
+        rclpy.init(context=self.context,
+                   signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
+        self.executor = MultiThreadedExecutor(num_threads=max(4, len(self.specs) + 2),
+                                              context=self.context)
+        for spec in self.specs:
+            label = _STARTING.get(spec.name, f'starting {spec.name}')
+            with self.out.status(f'[cyan]{label}…'):
+                t0 = time.monotonic()
+                try:
+                    cls = spec.load()
+                    overrides = [Parameter(k, value=v)
+                                 for k, v in self.node_params(spec.name).items()]
+                    extra = {'console': self.out} if spec.name == 'console' else {}
+                    node = cls(context=self.context, parameter_overrides=overrides, **extra)
+                    if spec.lifecycle:
+                        _bring_up(node, spec)
+                except StartupError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - one line for the person, not a trace
+                    raise StartupError(
+                        f'{spec.name} ({spec.module}.{spec.cls}) failed to start: '
+                        f'{type(exc).__name__}: {exc}') from exc
+                self.nodes.append(node)
+                self.executor.add_node(node)
+            self.out.print(f'[green]✓[/] {spec.name} [dim]{time.monotonic() - t0:.1f}s[/]')
+
+    def request_stop(self, *_args) -> None:
+        self._stop.set()
+
+    def spin(self) -> None:
+        """Spin until Ctrl-C, SIGTERM or the configured duration."""
+        deadline = time.monotonic() + self.config.duration_s if self.config.duration_s else None
+        spinner = threading.Thread(target=self._spin_executor, name='executor', daemon=True)
+        spinner.start()
+        while not self._stop.is_set():
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                break
+            self._stop.wait(0.2 if remaining is None else min(0.2, remaining))
+            if not spinner.is_alive():
+                break
+
+    def _spin_executor(self) -> None:
+        from rclpy.executors import ExternalShutdownException
+        try:
+            self.executor.spin()
+        except ExternalShutdownException:
+            self._stop.set()
+
+    def stop(self) -> None:
+        import rclpy
+        if self.executor is not None:
+            self.executor.shutdown(timeout_sec=5.0)
+        for node in reversed(self.nodes):
+            try:
+                node.destroy_node()
+            except Exception as exc:  # noqa: BLE001 - keep destroying the others
+                self.out.print(f'[yellow]{node.get_name()} did not stop cleanly: {exc}')
+        self.nodes.clear()
+        if self.context is not None:
+            rclpy.try_shutdown(context=self.context)
+
+
+_STARTING = {
+    'sim_head': 'starting the simulated head (MuJoCo)',
+    'llm': 'loading the language model',
+    'memory': 'opening memory',
+}
+
+
+def _bring_up(node, spec: NodeSpec) -> None:
+    """Configure and activate a lifecycle node, failing with its own error message."""
+    from lifecycle_msgs.msg import State
+    from rclpy.lifecycle import TransitionCallbackReturn
+
+    for step in ('trigger_configure', 'trigger_activate'):
+        result = getattr(node, step)()
+        if result != TransitionCallbackReturn.SUCCESS:
+            reason = getattr(node, 'last_error', '') or 'see the log above'
+            raise StartupError(f'{spec.name}: {step[8:]} failed: {reason}')
+    state = node._state_machine.current_state  # noqa: SLF001 - rclpy has no public getter
+    if state[0] != State.PRIMARY_STATE_ACTIVE:
+        raise StartupError(f'{spec.name} is {state[1]}, not active')
+
+
+def run(config: RunConfig, console: Console | None = None) -> int:
+    """Run a graph until stopped; returns the process exit code."""
+    runner = Runner(config, console)
+    previous = {sig: signal.signal(sig, runner.request_stop)
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        runner.out.print(f'[bold]Maxim[/] · graph [cyan]{config.graph}[/] · '
+                         f'params [dim]{runner.params_file}[/]')
+        runner.start()
+        runner.out.print('[bold green]running[/] [dim](Ctrl-C to stop)[/]')
+        runner.spin()
+        return 0
+    except StartupError as exc:
+        runner.out.print(f'[bold red]maxim:[/] {exc}')
+        return 1
+    finally:
+        runner.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        runner.out.print('[dim]stopped[/]')
+
+
+def main() -> None:
+    from maxim_bringup.cli import main as cli_main
+    cli_main()

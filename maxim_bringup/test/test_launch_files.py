@@ -1,0 +1,90 @@
+"""The launch files, checked as far as a machine without `ros2 launch` allows: they parse,
+every argument is described, and their nodes agree with the console scripts, the params
+YAML and the runner's graph table."""
+
+import ast
+import os
+import re
+
+import pytest
+
+from maxim_bringup.graph import GRAPHS, NODES
+from maxim_bringup.params import load_params
+
+PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WS = os.path.dirname(PKG)
+STANDARD_ARGS = {'namespace', 'params_file', 'log_level', 'use_sim_time'}
+
+
+def calls(tree, name):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            fname = func.id if isinstance(func, ast.Name) else getattr(func, 'attr', '')
+            if fname == name:
+                yield node
+
+
+def kw(call, key):
+    for k in call.keywords:
+        if k.arg == key and isinstance(k.value, ast.Constant):
+            return k.value.value
+    return None
+
+
+def parse(name):
+    with open(os.path.join(PKG, 'launch', name), encoding='utf-8') as f:
+        return ast.parse(f.read(), name)
+
+
+def console_scripts(package):
+    with open(os.path.join(WS, package, 'setup.py'), encoding='utf-8') as f:
+        return set(re.findall(r"'(\w+) = [\w.]+:main'", f.read()))
+
+
+@pytest.mark.parametrize('launch,graph,params', [
+    ('sim.launch.py', 'sim', 'sim.yaml'), ('robot.launch.py', 'robot', 'robot.yaml')])
+def test_launch_file_matches_graph_scripts_and_params(launch, graph, params):
+    tree = parse(launch)
+    assert any(isinstance(n, ast.FunctionDef) and n.name == 'generate_launch_description'
+               for n in tree.body)
+    common = parse('common.py')
+    declared = {c.args[0].value: c for c in calls(common, 'DeclareLaunchArgument')}
+    declared.update({c.args[0].value: c for c in calls(tree, 'DeclareLaunchArgument')})
+    assert STANDARD_ARGS <= set(declared)
+    for name, call in declared.items():
+        assert kw(call, 'description'), f'argument {name} has no description'
+
+    nodes = [c for c in list(calls(tree, 'Node')) + list(calls(tree, 'LifecycleNode'))
+             if kw(c, 'package', ) and kw(c, 'package').startswith('maxim_')]
+    launched = {kw(c, 'name'): (kw(c, 'package'), kw(c, 'executable')) for c in nodes}
+    assert set(launched) == set(GRAPHS[graph])
+    yaml_params = load_params(os.path.join(PKG, 'config', params))
+    for name, (package, executable) in launched.items():
+        spec = NODES[name]
+        assert (package, executable) == (spec.package, spec.executable)
+        assert executable in console_scripts(package), f'{executable} is no console script'
+        assert name in yaml_params, f'{params} has no key for node {name}'
+        module_path = os.path.join(WS, package, *spec.module.split('.')) + '.py'
+        assert os.path.isfile(module_path), f'{module_path} missing'
+    lifecycle = {kw(c, 'name') for c in calls(tree, 'LifecycleNode')}
+    assert lifecycle == {n for n in launched if NODES[n].lifecycle}
+
+
+def test_params_files_have_only_known_nodes():
+    for params in ('sim.yaml', 'robot.yaml'):
+        keys = set(load_params(os.path.join(PKG, 'config', params))) - {'**'}
+        assert keys <= set(NODES) | {'robot_state_publisher'}, keys
+
+
+def test_urdf_joints_match_params():
+    import xml.etree.ElementTree as ET
+    root = ET.parse(os.path.join(PKG, 'urdf', 'maxim_head.urdf')).getroot()
+    joints = {j.get('name'): j for j in root.iter('joint')}
+    assert {'head_pan_joint', 'head_tilt_joint'} <= set(joints)
+    params = load_params(os.path.join(PKG, 'config', 'sim.yaml'))
+    head = params['head_controller']
+    for axis in ('pan', 'tilt'):
+        limit = joints[f'head_{axis}_joint'].find('limit')
+        assert float(limit.get('lower')) == pytest.approx(head[f'{axis}.min'])
+        assert float(limit.get('upper')) == pytest.approx(head[f'{axis}.max'])

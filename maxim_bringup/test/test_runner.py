@@ -1,0 +1,109 @@
+"""The in-process runner over real DDS: nodes from the params YAML, messages crossing, and a
+clean stop on Ctrl-C (exit 0, no traceback)."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.ros
+def test_console_node_prints_a_thought_published_by_another_node(tmp_path):
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rich.console import Console
+
+    from maxim_bringup.runner import Runner, RunConfig
+    from maxim_interfaces.msg import Thought
+
+    params = tmp_path / 'p.yaml'
+    params.write_text('console:\n  ros__parameters:\n    percept_min_salience: 0.5\n')
+    out = Console(record=True, width=120, color_system=None)
+    runner = Runner(RunConfig(graph='headless', params_file=str(params), only=['none']),
+                    console=out)
+    assert [s.name for s in runner.specs] == ['console']
+    runner.start()
+    console_node = runner.nodes[0]
+    assert console_node.get_parameter('percept_min_salience').value == 0.5
+    spin = threading.Thread(target=runner.spin, daemon=True)
+    spin.start()
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('thought_source', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    pub = node.create_publisher(Thought, 'thoughts', 10)
+    msg = Thought(cycle=1, max_cycles=3, text='I see a red ball rolling left.', salience=0.7,
+                  enriched_by=['hippocampus'])
+    seen = threading.Event()
+    try:
+        for _ in range(200):
+            pub.publish(msg)
+            executor.spin_once(timeout_sec=0.05)
+            if 'red ball rolling left' in out.export_text(clear=False):
+                seen.set()
+                break
+        assert seen.is_set(), out.export_text()
+        assert 'Cycle 1/3' in out.export_text()
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        runner.request_stop()
+        spin.join(timeout=10)
+        runner.stop()
+
+
+@pytest.mark.ros
+def test_ctrl_c_stops_cleanly_with_exit_zero(tmp_path):
+    params = tmp_path / 'p.yaml'
+    params.write_text('console:\n  ros__parameters:\n    show_percepts: false\n')
+    proc = subprocess.Popen(
+        [sys.executable, '-P', '-m', 'maxim_bringup.cli', 'headless', '--params-file',
+         str(params), '--only', 'none'],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    running = threading.Event()
+
+    def read():
+        for line in proc.stdout:
+            lines.append(line)
+            if 'running' in line:
+                running.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert running.wait(60), ''.join(lines)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0, ''.join(lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(timeout=5)
+    output = ''.join(lines)
+    assert 'Traceback' not in output
+    assert 'stopped' in output
+
+
+def test_missing_dependency_is_one_line(monkeypatch):
+    from maxim_bringup import cli
+    monkeypatch.setattr(cli, 'DEPENDENCIES', [('no_such_module_xyz', 'Thing', 'do this')])
+    problems = cli.check_dependencies()
+    assert problems == [
+        "Thing is missing or broken (No module named 'no_such_module_xyz'): do this"]
+
+
+def test_unknown_params_file_is_reported_without_traceback(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, '-P', '-m', 'maxim_bringup.cli', 'headless', '--params-file',
+         str(tmp_path / 'missing.yaml'), '--only', 'none'],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert 'params file not found' in proc.stderr
+    assert 'Traceback' not in proc.stderr + proc.stdout

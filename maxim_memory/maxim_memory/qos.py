@@ -1,0 +1,22 @@
+"""Named QoS profiles of this package's topics (STYLE.md: explicit, in one place)."""
+
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
+
+# Camera images and other high-rate sensor streams: best effort, keep the newest.
+SENSOR = qos_profile_sensor_data
+
+# Events that must not be lost (thoughts, tool results, episodes, pain).
+EVENTS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST,
+                    reliability=ReliabilityPolicy.RELIABLE,
+                    durability=DurabilityPolicy.VOLATILE)
+
+# Latched state: a late subscriber gets the last value (attention state, head state).
+LATCHED = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
+                     reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+# Commands at control rate: reliable, only the newest matters.
+COMMANDS = QoSProfile(depth=5, history=HistoryPolicy.KEEP_LAST,
+                      reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.VOLATILE)
