@@ -145,7 +145,8 @@ BUILD_INPUTS=$(cd "$ROOT" && find maxim_* -maxdepth 3 \( -name package.xml -o -n
 BUILD_STAMP=$( (cd "$ROOT" && echo "$BUILD_INPUTS" && cat $BUILD_INPUTS colcon.meta 2>/dev/null; echo "$DEPS_STAMP") | sha256sum | cut -c1-16)
 # Data files (launch, config, urdf, rviz, sim worlds) are installed by setup.py: rebuild when
 # any of them is added or removed.
-DATA_LIST=$(cd "$ROOT" && find maxim_bringup/launch maxim_bringup/config maxim_bringup/urdf maxim_bringup/rviz -type f 2>/dev/null | sort | sha256sum | cut -c1-16)
+DATA_LIST=$(cd "$ROOT" && { find maxim_bringup/launch maxim_bringup/config maxim_bringup/urdf \
+  maxim_bringup/rviz -type f 2>/dev/null || true; } | sort | sha256sum | cut -c1-16)
 BUILD_STAMP="$BUILD_STAMP-$DATA_LIST"
 if [ "$(cat "$STATE/build.stamp" 2>/dev/null)" != "$BUILD_STAMP" ] || [ ! -f "$ROOT/install/local_setup.bash" ]; then
   say "building the colcon workspace"

@@ -1,0 +1,1 @@
+"""Maxim's memory: episodic, semantic, mathematical, causal, temporal and pain memory."""

@@ -1,0 +1,1 @@
+"""Maxim's body: camera, attention, head control and the simulated head."""
