@@ -29,7 +29,8 @@ setup(
     zip_safe=False,
     maintainer='Maxim developers',
     maintainer_email='dev@maxim-robot.org',
-    description='LLM, prompts, deliberation, tools, fear gate, idle introspection, agent loop, simulation.',
+    description=('LLM, prompts, deliberation, tools, fear gate, idle introspection, agent loop '
+                 'and simulation.'),
     license='Apache-2.0',
     tests_require=['pytest'],
     entry_points={

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Run a benchmark from bench/: ./maxim bench llm|memory|perception|tools [args...]
+# Run a benchmark from bench/: ./maxim bench llm|memory|perception|tools [--quick] [args...]
+# Each benchmark prints ratios against a baseline measured in the same run.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+names=$(cd "$ROOT/bench" && ls -d */ 2>/dev/null | tr -d '/' | tr '\n' ' ')
 name="${1:-}"
-[ -n "$name" ] || { echo "usage: ./maxim bench {$(ls "$ROOT/bench" | tr '\n' ' ')}" >&2; exit 2; }
+[ -n "$name" ] || { echo "usage: ./maxim bench {${names% }} [--quick]" >&2; exit 2; }
 shift
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-script=$(ls "$ROOT/bench/$name"/bench_*.py 2>/dev/null | head -n 1)
-[ -n "$script" ] || { echo "no benchmark in bench/$name" >&2; exit 2; }
-exec python "$script" "$@"
+export MUJOCO_GL="${MUJOCO_GL:-egl}"
+script="$ROOT/bench/$name/run.py"
+[ -f "$script" ] || { echo "no benchmark bench/$name/run.py (have: $names)" >&2; exit 2; }
+cd "$ROOT"
+exec python -P "$script" "$@"

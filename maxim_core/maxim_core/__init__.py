@@ -1,1 +1,1 @@
-"""Maxim's mind: the LLM, prompts, deliberation, tools, safety, idle introspection and simulation."""
+"""Maxim's mind: the LLM, prompts, deliberation, tools, safety, idle and simulation."""

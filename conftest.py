@@ -1,0 +1,11 @@
+"""Every test run keeps DDS on this machine and away from other test runs.
+
+This file sits at the repository root so it applies to the tests of every package and to the
+cross-package tests in test/ alike.
+"""
+
+import os
+
+os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 200))
+os.environ.setdefault('MUJOCO_GL', 'egl')

@@ -1,0 +1,1 @@
+"""The agent: the loop that closes perceive -> decide -> act -> evaluate."""

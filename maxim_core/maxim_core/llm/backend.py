@@ -1,0 +1,128 @@
+"""The contract between Maxim's thinking parts and a language model.
+
+Deliberation, the fear gate's review, idle introspection and the orchestrator all speak to a
+`Backend`. In the running robot that backend is a client of the `llm` node's Generate action;
+in-process and in tests it is a `LlamaCppBackend` on the embedded GGUF or a `ScriptedBackend`.
+Failures are typed (`LLMError.code`) so every caller can map them to a named outcome.
+"""
+
+from dataclasses import dataclass
+import threading
+import time
+from typing import Callable, Protocol, Sequence
+
+# Stop reasons, as in maxim_interfaces/action/Generate.action.
+STOP_EOS = 'stop'          # end of sequence or a stop string
+STOP_LENGTH = 'length'     # max_tokens reached
+STOP_CANCELLED = 'cancelled'
+
+# LLMError codes.
+TIMEOUT = 'timeout'
+MODEL_ERROR = 'model_error'
+UNAVAILABLE = 'unavailable'
+CANCELLED = 'cancelled'
+BUSY = 'busy'
+BAD_REQUEST = 'bad_request'
+ERROR_CODES = (TIMEOUT, MODEL_ERROR, UNAVAILABLE, CANCELLED, BUSY, BAD_REQUEST)
+
+
+class LLMError(RuntimeError):
+    """A model call that did not produce an answer; `code` is one of ERROR_CODES."""
+
+    def __init__(self, code: str, message: str):
+        if code not in ERROR_CODES:
+            raise ValueError(f'unknown LLMError code {code!r}')
+        super().__init__(f'{code}: {message}')
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class Completion:
+    """What one model call produced."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    stop_reason: str = STOP_EOS
+    ttft_s: float = 0.0        # time to first token
+    total_s: float = 0.0
+
+
+# on_token receives each text piece as it is generated; returning False cancels the call.
+TokenCallback = Callable[[str], 'bool | None']
+
+
+class Backend(Protocol):
+    """A language model: tokenize and complete."""
+
+    n_ctx: int
+
+    def tokenize(self, text: str) -> list[int]:
+        """The model's own tokens for `text` (budgets are counted with these, never chars)."""
+
+    def complete(self, prompt: str, *, max_tokens: int = 256, temperature: float = 0.8,
+                 top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
+                 seed: int = -1, stop: Sequence[str] = (), json_schema: dict | None = None,
+                 grammar: str | None = None,
+                 on_token: TokenCallback | None = None) -> Completion:
+        """Complete `prompt`; raise LLMError on failure."""
+
+
+class ScriptedBackend:
+    """A backend that answers from a script: deterministic logic tests only.
+
+    `script` is a list of answers used in turn (the last repeats once the list is spent) or a
+    callable `prompt -> answer`. An answer that is an LLMError instance is raised instead.
+    Tokens are whitespace-separated words, which is enough for budget logic under test.
+    """
+
+    def __init__(self, script, n_ctx: int = 4096,
+                 clock: Callable[[], float] = time.monotonic):
+        self.script = script
+        self.n_ctx = n_ctx
+        self.clock = clock
+        self.prompts: list[str] = []
+        self.calls: list[dict] = []
+        self._lock = threading.Lock()
+
+    def tokenize(self, text: str) -> list[int]:
+        return [hash(w) & 0xFFFF for w in text.split()]
+
+    def complete(self, prompt: str, *, max_tokens: int = 256, temperature: float = 0.8,
+                 top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
+                 seed: int = -1, stop: Sequence[str] = (), json_schema: dict | None = None,
+                 grammar: str | None = None,
+                 on_token: TokenCallback | None = None) -> Completion:
+        t0 = self.clock()
+        with self._lock:
+            index = len(self.prompts)
+            self.prompts.append(prompt)
+            self.calls.append({'max_tokens': max_tokens, 'temperature': temperature,
+                               'json_schema': json_schema, 'grammar': grammar,
+                               'stop': list(stop), 'seed': seed})
+        if callable(self.script):
+            answer = self.script(prompt)
+        else:
+            if not self.script:
+                raise LLMError(MODEL_ERROR, 'the script is empty')
+            answer = self.script[min(index, len(self.script) - 1)]
+        if isinstance(answer, LLMError):
+            raise answer
+        words = answer.split(' ')
+        if len(words) > max_tokens:
+            words, reason = words[:max_tokens], STOP_LENGTH
+        else:
+            reason = STOP_EOS
+        text = ''
+        for i, word in enumerate(words):
+            piece = word if i == 0 else ' ' + word
+            if on_token is not None and on_token(piece) is False:
+                return Completion(text, len(self.tokenize(prompt)), i, STOP_CANCELLED,
+                                  0.0, self.clock() - t0)
+            text += piece
+        for s in stop:
+            if s and s in text:
+                text, reason = text[:text.index(s)], STOP_EOS
+        return Completion(text, len(self.tokenize(prompt)), len(text.split()), reason, 0.0,
+                          self.clock() - t0)

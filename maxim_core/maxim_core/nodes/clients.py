@@ -1,0 +1,260 @@
+"""ROS clients that let pure cores talk to other nodes without knowing about ROS.
+
+The deliberation core wants a `Backend`; the tools want a `query(service, fields, timeout)`
+callable; the agent wants a fear review. These adapters give them that over the `llm`,
+`memory`, `perception` and `fear` nodes. They are called from worker threads (never from an
+executor callback), wait on futures with a timeout, and turn every failure into a typed
+outcome: `LLMError` for the model, `None` (subsystem absent) or an error dict for services.
+"""
+
+import json
+import threading
+import time
+
+from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient
+
+from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, Completion, LLMError,
+                                    MODEL_ERROR, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
+                                    TIMEOUT, UNAVAILABLE)
+from maxim_interfaces.action import Generate
+from maxim_interfaces.msg import ToolCall
+from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
+                                  PredictOutcome, ReviewAction, SceneSummary,
+                                  SimilaritySearch, SystemStats, TemporalPatterns, Tokenize)
+
+_GENERATE_ERRORS = {
+    Generate.Result.ERROR_QUEUE_FULL: BUSY,
+    Generate.Result.ERROR_TIMEOUT: TIMEOUT,
+    Generate.Result.ERROR_MODEL_NOT_LOADED: UNAVAILABLE,
+    Generate.Result.ERROR_INVALID_REQUEST: BAD_REQUEST,
+    Generate.Result.ERROR_BAD_GRAMMAR: BAD_REQUEST,
+    Generate.Result.ERROR_INFERENCE: MODEL_ERROR,
+    Generate.Result.ERROR_CANCELLED: CANCELLED,
+}
+_STOP = {
+    Generate.Result.STOP_EOS: STOP_EOS,
+    Generate.Result.STOP_SEQUENCE: STOP_EOS,
+    Generate.Result.STOP_LENGTH: STOP_LENGTH,
+    Generate.Result.STOP_CANCELLED: STOP_CANCELLED,
+}
+
+
+def _wait(future, timeout_s: float) -> bool:
+    """Block this (non-executor) thread until `future` is done or the timeout passes."""
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    return done.wait(timeout_s)
+
+
+class GenerateBackend:
+    """A `Backend` on the `llm` node's Generate action and Tokenize service.
+
+    Must be used from a thread other than the executor's (the executor spins the client).
+    """
+
+    def __init__(self, node, client_name: str, callback_group=None,
+                 action_name: str = 'llm/generate', tokenize_name: str = 'llm/tokenize',
+                 timeout_s: float = 120.0, server_wait_s: float = 5.0):
+        self.node = node
+        self.client_name = client_name
+        self.timeout_s = timeout_s
+        self.server_wait_s = server_wait_s
+        self._action = ActionClient(node, Generate, action_name, callback_group=callback_group)
+        self._tokenize = node.create_client(Tokenize, tokenize_name,
+                                            callback_group=callback_group)
+        self.n_ctx = 0
+        self.model = ''
+        self._count_cache: dict[str, int] = {}
+
+    def destroy(self) -> None:
+        self._action.destroy()
+        self.node.destroy_client(self._tokenize)
+
+    # -- tokenizer ---------------------------------------------------------------------------
+    def tokenize(self, text: str) -> list[int]:
+        response = self._call_tokenize(text, count_only=False)
+        return list(response.tokens)
+
+    def count_tokens(self, text: str) -> int:
+        """Token count with the model's own tokenizer (cached: prompts repeat sections)."""
+        if text in self._count_cache:
+            return self._count_cache[text]
+        count = int(self._call_tokenize(text, count_only=True).count)
+        if len(self._count_cache) > 4096:
+            self._count_cache.clear()
+        self._count_cache[text] = count
+        return count
+
+    def _call_tokenize(self, text: str, count_only: bool):
+        if not self._tokenize.wait_for_service(timeout_sec=self.server_wait_s):
+            raise LLMError(UNAVAILABLE, 'the llm/tokenize service is not available')
+        future = self._tokenize.call_async(Tokenize.Request(text=text, count_only=count_only))
+        if not _wait(future, 10.0):
+            future.cancel()
+            raise LLMError(TIMEOUT, 'llm/tokenize did not answer within 10 s')
+        response = future.result()
+        if response.error_code != Tokenize.Response.ERROR_NONE:
+            code = UNAVAILABLE if response.error_code == \
+                Tokenize.Response.ERROR_MODEL_NOT_LOADED else BAD_REQUEST
+            raise LLMError(code, response.error_msg or 'tokenize failed')
+        self.n_ctx = int(response.n_ctx) or self.n_ctx
+        self.model = response.model or self.model
+        return response
+
+    def ensure_ready(self) -> None:
+        """Learn n_ctx and the model name (raises LLMError when the llm node is absent)."""
+        self._call_tokenize('', count_only=True)
+
+    # -- generation --------------------------------------------------------------------------
+    def complete(self, prompt: str, *, max_tokens: int = 256, temperature: float = 0.8,
+                 top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
+                 seed: int = -1, stop=(), json_schema: dict | None = None,
+                 grammar: str | None = None, on_token=None) -> Completion:
+        t0 = time.monotonic()
+        if not self._action.wait_for_server(timeout_sec=self.server_wait_s):
+            raise LLMError(UNAVAILABLE, 'the llm/generate action server is not available')
+        goal = Generate.Goal(
+            request_id=f'{self.client_name}-{int(t0 * 1e6)}', client=self.client_name,
+            prompt=prompt, grammar=grammar or '',
+            json_schema=json.dumps(json_schema) if json_schema else '',
+            max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p),
+            top_k=int(top_k), repeat_penalty=float(repeat_penalty), seed=int(seed),
+            stop=list(stop), timeout_s=float(self.timeout_s))
+        cancel = threading.Event()
+
+        def feedback(msg):
+            if on_token is not None and msg.feedback.text_delta:
+                if on_token(msg.feedback.text_delta) is False:
+                    cancel.set()
+
+        send = self._action.send_goal_async(goal, feedback_callback=feedback)
+        if not _wait(send, self.server_wait_s):
+            raise LLMError(TIMEOUT, 'llm/generate did not accept the goal in time')
+        handle = send.result()
+        if handle is None or not handle.accepted:
+            raise LLMError(BUSY, 'llm/generate rejected the goal')
+        result_future = handle.get_result_async()
+        deadline = t0 + self.timeout_s + self.server_wait_s
+        while not result_future.done():
+            if cancel.is_set():
+                handle.cancel_goal_async()
+                cancel.clear()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                handle.cancel_goal_async()
+                raise LLMError(TIMEOUT, f'no answer from llm/generate in {self.timeout_s:.0f} s')
+            _wait(result_future, min(0.05, remaining))
+        wrapped = result_future.result()
+        result = wrapped.result
+        if wrapped.status == GoalStatus.STATUS_CANCELED or \
+                result.error_code == Generate.Result.ERROR_CANCELLED:
+            return Completion(result.text, result.prompt_tokens, result.completion_tokens,
+                              STOP_CANCELLED, result.time_to_first_token_s, result.total_s)
+        if result.error_code != Generate.Result.ERROR_NONE:
+            raise LLMError(_GENERATE_ERRORS.get(result.error_code, MODEL_ERROR),
+                           result.error_msg or 'generation failed')
+        return Completion(result.text, result.prompt_tokens, result.completion_tokens,
+                          _STOP.get(result.stop_reason, STOP_EOS),
+                          result.time_to_first_token_s, result.total_s)
+
+
+# Introspection queries: tool name -> (service name, type). energy_status is the agent's own.
+QUERY_SERVICES = {
+    'memory_recall': ('memory/memory_recall', MemoryRecall),
+    'similarity_search': ('memory/similarity_search', SimilaritySearch),
+    'predict_outcome': ('memory/predict_outcome', PredictOutcome),
+    'causal_links': ('memory/causal_links', CausalLinks),
+    'pain_history': ('memory/pain_history', PainHistory),
+    'temporal_patterns': ('memory/temporal_patterns', TemporalPatterns),
+    'concept_query': ('memory/concept_query', ConceptQuery),
+    'system_stats': ('memory/system_stats', SystemStats),
+    'scene_summary': ('perception/scene_summary', SceneSummary),
+}
+
+
+def fill_msg(msg, fields: dict):
+    """Set the fields of a rosidl message from a dict; unknown keys are a ValueError."""
+    known = msg.get_fields_and_field_types()
+    for key, value in fields.items():
+        if key not in known:
+            raise ValueError(f'{type(msg).__name__} has no field {key!r}')
+        current = getattr(msg, key)
+        if hasattr(current, 'get_fields_and_field_types') and isinstance(value, dict):
+            fill_msg(current, value)
+        else:
+            setattr(msg, key, value)
+    return msg
+
+
+def msg_to_dict(msg):
+    """Any rosidl message as plain dicts, lists and scalars."""
+    if hasattr(msg, 'get_fields_and_field_types'):
+        return {f: msg_to_dict(getattr(msg, f)) for f in msg.get_fields_and_field_types()}
+    if isinstance(msg, (list, tuple)):
+        return [msg_to_dict(v) for v in msg]
+    if hasattr(msg, 'tolist'):
+        return msg.tolist()
+    return msg
+
+
+class ServiceQuery:
+    """`query(name, fields, timeout_s) -> dict | None` over the introspection services.
+
+    None means the subsystem is absent (no server within the wait); a dict is the response
+    (with its own `available`, `error_code` and `error_msg`).
+    """
+
+    def __init__(self, node, callback_group=None, server_wait_s: float = 0.5):
+        self.node = node
+        self.server_wait_s = server_wait_s
+        self._clients = {name: node.create_client(srv, service, callback_group=callback_group)
+                         for name, (service, srv) in QUERY_SERVICES.items()}
+
+    def __call__(self, name: str, fields: dict, timeout_s: float = 2.0) -> dict | None:
+        if name not in self._clients:
+            raise ValueError(f'unknown query {name!r}; known: {", ".join(self._clients)}')
+        client = self._clients[name]
+        if not client.wait_for_service(timeout_sec=self.server_wait_s):
+            return None
+        request = fill_msg(QUERY_SERVICES[name][1].Request(), fields)
+        future = client.call_async(request)
+        if not _wait(future, timeout_s):
+            future.cancel()
+            return {'available': True, 'error_code': 255,
+                    'error_msg': f'{QUERY_SERVICES[name][0]} did not answer in {timeout_s} s'}
+        return msg_to_dict(future.result())
+
+
+class FearClient:
+    """`review(tool, args, context, introspection) -> dict` over fear/review_action.
+
+    Fails closed: when the fear node is absent or slow, the call is blocked with
+    layer LAYER_FAIL_CLOSED and a reason saying so.
+    """
+
+    def __init__(self, node, mode: str, callback_group=None, timeout_s: float = 10.0,
+                 server_wait_s: float = 2.0):
+        self.node = node
+        self.mode = mode
+        self.timeout_s = timeout_s
+        self.server_wait_s = server_wait_s
+        self._client = node.create_client(ReviewAction, 'fear/review_action',
+                                          callback_group=callback_group)
+
+    def __call__(self, call: ToolCall, context: str = '') -> dict:
+        if call.introspection:
+            return {'allowed': True, 'layer': ReviewAction.Response.LAYER_BYPASS,
+                    'category': '', 'reason': 'read-only introspection', 'risk': 0.0}
+        if not self._client.wait_for_service(timeout_sec=self.server_wait_s):
+            return {'allowed': False, 'layer': ReviewAction.Response.LAYER_FAIL_CLOSED,
+                    'category': '', 'reason': 'the fear gate is not running: blocked to be safe',
+                    'risk': 1.0}
+        future = self._client.call_async(
+            ReviewAction.Request(call=call, context=context[:4000], mode=self.mode))
+        if not _wait(future, self.timeout_s):
+            future.cancel()
+            return {'allowed': False, 'layer': ReviewAction.Response.LAYER_FAIL_CLOSED,
+                    'category': '', 'risk': 1.0,
+                    'reason': f'the fear gate did not answer in {self.timeout_s} s'}
+        return msg_to_dict(future.result())

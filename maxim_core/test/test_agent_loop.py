@@ -1,0 +1,146 @@
+"""The agent loop's pure core: every path from percept to episode, without ROS."""
+
+from maxim_core.agent.loop import (AgentLoop, Decision, ERROR_BLOCKED, ERROR_UNKNOWN_TOOL,
+                                   ERROR_VERIFICATION_FAILED, LoopConfig, Percept)
+from maxim_core.agent.verify import WorldVerifier
+
+
+class World:
+    def __init__(self, decision, allowed=True, succeed=True, verify=None):
+        self.decision = decision
+        self.allowed = allowed
+        self.succeed = succeed
+        self.episodes, self.calls, self.results, self.contexts = [], [], [], []
+        self.loop = AgentLoop(
+            LoopConfig(mode='passive', run_id='r1'), think=self.think, resolve=self.resolve,
+            review=self.review, execute=self.execute, record_episode=self.episodes.append,
+            verify=verify, on_call=self.calls.append, on_result=self.results.append)
+
+    def think(self, percept, context):
+        self.contexts.append(context)
+        return self.decision
+
+    def resolve(self, name):
+        if name == 'remember':
+            return 'memory_recall', True
+        if name not in ('move', 'write_file', 'memory_recall'):
+            raise KeyError(f'unknown tool {name!r}')
+        return name, name == 'memory_recall'
+
+    def review(self, run, context):
+        return {'allowed': self.allowed, 'layer': 1, 'reason': 'destructive command'}
+
+    def execute(self, run):
+        run.success = self.succeed
+        run.output = 'done' if self.succeed else ''
+        run.error_code = 0 if self.succeed else 5
+        run.error_msg = '' if self.succeed else 'servo stalled'
+        return run
+
+
+def percept():
+    return Percept('a red ball rolls by', percept_id='p1', objects=['red ball'], salience=0.7)
+
+
+def test_action_runs_and_is_recorded_as_an_episode():
+    w = World(Decision('ready', 'I will look at it', {'tool': 'move', 'args': {'pan': 0.3}},
+                       cycles=2, confidence=0.8, deliberation_id='d1'))
+    result = w.loop.step(percept())
+    assert result.run.success and w.calls[0].tool == 'move'
+    ep = w.episodes[0]
+    assert ep['tool_name'] == 'move' and ep['success'] and ep['valence'] == 1.0
+    assert ep['perception'] == 'a red ball rolls by' and ep['detected_objects'] == ['red ball']
+    assert ep['cycles'] == 2 and ep['run_id'] == 'r1'
+
+
+def test_alias_is_resolved_and_unknown_tool_is_a_typed_error():
+    w = World(Decision('ready', 'recall', {'tool': 'remember', 'args': {}}))
+    assert w.loop.step(percept()).run.tool == 'memory_recall'
+    w = World(Decision('ready', 'x', {'tool': 'teleport', 'args': {}}))
+    run = w.loop.step(percept()).run
+    assert run.error_code == ERROR_UNKNOWN_TOOL and 'teleport' in run.error_msg
+    assert not w.calls and w.results == [run]
+    assert w.episodes[0]['success'] is False and w.episodes[0]['valence'] == -1.0
+
+
+def test_blocked_action_never_executes_and_says_why():
+    action = {'tool': 'write_file', 'args': {'path': '/etc/passwd', 'content': ''}}
+    w = World(Decision('ready', 'x', action), allowed=False)
+    run = w.loop.step(percept()).run
+    assert run.blocked and run.error_code == ERROR_BLOCKED and not run.success
+    assert run.blocked_reason == 'destructive command'
+    assert w.episodes[0]['blocked'] and 'blocked' in w.episodes[0]['outcome']
+
+
+def test_failures_feed_the_next_deliberation():
+    w = World(Decision('ready', 'x', {'tool': 'move', 'args': {'pan': 1.0}}), succeed=False)
+    w.loop.step(percept())
+    w.loop.step(percept())
+    assert 'move {"pan": 1.0} -> failed: servo stalled' in w.contexts[1]
+
+
+def test_gated_percepts_leave_no_episode_and_thought_only_ones_do():
+    w = World(Decision('gated'))
+    assert w.loop.step(percept()).episode is None and not w.episodes
+    w = World(Decision('converged', 'nothing to do'))
+    result = w.loop.step(percept())
+    assert result.run is None and w.episodes[0]['outcome'] == 'thought only (converged)'
+
+
+def test_failed_deliberation_does_not_act():
+    w = World(Decision('unparsable', '', {'tool': 'move', 'args': {}}))
+    result = w.loop.step(percept())
+    assert result.run is None and w.episodes[0]['success'] is False
+
+
+def test_write_file_claim_is_checked_against_the_file(tmp_path):
+    target = tmp_path / 'note.txt'
+
+    def execute_lying(run):
+        target.write_text('something else')
+        run.success = True
+        return run
+
+    w = World(Decision('ready', 'x', {'tool': 'write_file',
+                                      'args': {'path': str(target), 'content': 'hello'}}),
+              verify=WorldVerifier())
+    w.execute = execute_lying
+    w.loop.execute = execute_lying
+    run = w.loop.step(percept()).run
+    assert not run.success and run.error_code == ERROR_VERIFICATION_FAILED
+    target.write_text('hello')
+    run.success = True
+    assert WorldVerifier()(run) == (True, f'{target} holds the 5 characters written')
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, dt):
+        self.t += dt
+
+
+def test_move_is_verified_from_joint_states_with_a_bounded_wait():
+    clock = FakeClock()
+    positions = iter([(0.0, 0.0), (0.1, 0.0), (0.2, 0.0), (0.29, 0.01)])
+    last = [(0.0, 0.0)]
+
+    def head():
+        last[0] = next(positions, last[0])
+        return last[0]
+
+    verifier = WorldVerifier(head_position=head, clock=clock, sleep=clock.sleep)
+    run = type('Run', (), {'tool': 'move', 'args': {'pan': 0.3, 'tilt': 0.0}})()
+    ok, note = verifier(run)
+    assert ok and 'pan=0.29' in note
+    stuck = WorldVerifier(head_position=lambda: (0.0, 0.0), clock=clock, sleep=clock.sleep,
+                          settle_timeout_s=1.0)
+    ok, note = stuck(run)
+    assert not ok and 'from the goal after 1.0 s' in note
+    assert WorldVerifier(head_position=lambda: None)(run) == (False, 'no joint states from '
+                                                              'the head')
+    assert WorldVerifier()(type('Run', (), {'tool': 'glob', 'args': {}})()) is None
