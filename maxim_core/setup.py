@@ -38,6 +38,7 @@ setup(
             'llm_node = maxim_core.nodes.llm_node:main',
             'agent_node = maxim_core.nodes.agent_node:main',
             'fear_node = maxim_core.nodes.fear_node:main',
+            'recorder_node = maxim_core.nodes.recorder_node:main',
         ],
     },
 )

@@ -4,6 +4,7 @@
     maxim robot    the real head (camera + serial pan/tilt), in one process
     maxim nodes    list the nodes of each graph
     maxim check    check that every dependency imports
+    maxim report   plots and figures of a session recording (--record)
 
 Missing or broken dependencies are reported in one line with what to do, never a traceback.
 """
@@ -67,7 +68,8 @@ def _run(args) -> int:
     try:
         config = RunConfig(graph=args.command, params_file=args.params_file or '',
                            console=not args.no_console, duration_s=args.duration,
-                           overrides=_parse_set(args.set), only=args.only or [])
+                           overrides=_parse_set(args.set), only=args.only or [],
+                           record=args.record)
         return run(config)
     except (ParamsError, StartupError, KeyError) as exc:
         print(f'maxim: {exc}', file=sys.stderr)
@@ -90,11 +92,17 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument('--set', action='append', metavar='NODE.PARAM=VALUE',
                        help='override a parameter, e.g. --set llm.model_path=/models/x.gguf')
         p.add_argument('--only', nargs='+', metavar='NODE', help='start only these nodes')
+        p.add_argument('--record', nargs='?', const='auto', default='', metavar='FILE.mcap',
+                       help='record the session to MCAP (default file under ~/.maxim/recordings)')
         p.set_defaults(func=_run)
     p = sub.add_parser('nodes', help='list the nodes of each graph')
     p.set_defaults(func=_nodes)
     p = sub.add_parser('check', help='check that every dependency imports')
     p.set_defaults(func=_check)
+    p = sub.add_parser('report', help='plots and figures of a session recording')
+    p.add_argument('recording', help='an .mcap file written with --record')
+    p.add_argument('--out', default='', help='output folder (default: <recording>.report)')
+    p.set_defaults(func=_report)
     return parser
 
 
@@ -106,6 +114,11 @@ def _nodes(_args) -> int:
             spec = NODES[n]
             print(f'  {n:16s} {spec.package}/{spec.executable}')
     return 0
+
+
+def _report(args) -> int:
+    from maxim_core.recording.report import main as report_main
+    return report_main([args.recording] + (['--out', args.out] if args.out else []))
 
 
 def _check(_args) -> int:

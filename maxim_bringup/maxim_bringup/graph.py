@@ -39,10 +39,11 @@ NODES = {
     'fear': _spec('fear', 'maxim_core', 'fear_node', 'FearNode'),
     'agent': _spec('agent', 'maxim_core', 'agent_node', 'AgentNode'),
     'console': _spec('console', 'maxim_bringup', 'console_node', 'ConsoleNode'),
+    'recorder': _spec('recorder', 'maxim_core', 'recorder_node', 'RecorderNode'),
 }
 
 # Which nodes make up each way of running. The console is added by the runner when a person
-# watches; launch files leave it to `ros2 run maxim_bringup console_node`.
+# watches, the recorder with --record; launch files leave them to `ros2 run`.
 GRAPHS = {
     'sim': ['sim_head', 'attention', 'head_controller', 'memory', 'llm', 'fear', 'agent'],
     'robot': ['camera', 'attention', 'head_controller', 'memory', 'llm', 'fear', 'agent'],

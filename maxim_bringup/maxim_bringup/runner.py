@@ -46,6 +46,7 @@ class RunConfig:
     duration_s: float = 0.0           # stop by itself after this long; 0 = until Ctrl-C
     overrides: dict = field(default_factory=dict)  # {node: {param: value}} over the YAML
     only: list = field(default_factory=list)       # restrict to these node names
+    record: str = ''                  # MCAP file to record to; 'auto' = a dated file
 
 
 class Runner:
@@ -62,6 +63,10 @@ class Runner:
             specs = [s for s in specs if s.name in config.only]
         if config.console:
             specs.append(NODES['console'])
+        if config.record:
+            specs.append(NODES['recorder'])
+            if config.record != 'auto':
+                config.overrides.setdefault('recorder', {})['path'] = config.record
         self.specs: list[NodeSpec] = specs
         self.nodes = []
         self.context = None

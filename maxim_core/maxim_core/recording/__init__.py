@@ -1,0 +1,1 @@
+"""Session recording to MCAP (what rosbag2 and Foxglove open) and reports made from it."""
