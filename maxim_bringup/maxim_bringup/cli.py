@@ -70,6 +70,9 @@ def _run(args) -> int:
                            console=not args.no_console, duration_s=args.duration,
                            overrides=_parse_set(args.set), only=args.only or [],
                            record=args.record)
+        if args.panel:
+            from maxim_bringup.panel.run import run_with_panel
+            return run_with_panel(config)
         return run(config)
     except (ParamsError, StartupError, KeyError) as exc:
         print(f'maxim: {exc}', file=sys.stderr)
@@ -92,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument('--set', action='append', metavar='NODE.PARAM=VALUE',
                        help='override a parameter, e.g. --set llm.model_path=/models/x.gguf')
         p.add_argument('--only', nargs='+', metavar='NODE', help='start only these nodes')
+        p.add_argument('--panel', action='store_true',
+                       help='the interactive thinking panel instead of the plain console')
         p.add_argument('--record', nargs='?', const='auto', default='', metavar='FILE.mcap',
                        help='record the session to MCAP (default file under ~/.maxim/recordings)')
         p.set_defaults(func=_run)

@@ -26,8 +26,8 @@ class ConsoleNode(Node):
         idle (maxim_interfaces/IdleEvent)
     """
 
-    def __init__(self, console: Console | None = None, **kwargs):
-        super().__init__('console', **kwargs)
+    def __init__(self, console: Console | None = None, node_name: str = 'console', **kwargs):
+        super().__init__(node_name, **kwargs)
         self._min_salience = self.declare_parameter(
             'percept_min_salience', 0.3,
             ParameterDescriptor(description='Percepts below this salience are not printed'),

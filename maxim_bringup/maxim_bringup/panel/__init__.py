@@ -1,0 +1,1 @@
+"""The interactive thinking panel: the robot's thought stream in a terminal UI."""

@@ -1,0 +1,132 @@
+"""The thinking panel: its model's key handling, and the Textual app driven headless by
+its test pilot, reading what the screen shows."""
+
+import asyncio
+
+from maxim_bringup.panel.app import ThinkingPanelApp, ThoughtPanel
+from maxim_bringup.panel.model import ThoughtStreamModel
+
+
+def test_model_follows_scrolls_and_resizes():
+    m = ThoughtStreamModel(height=3)
+    for i in range(10):
+        m.add(f'line {i}')
+    assert m.visible() == ['line 7', 'line 8', 'line 9']
+    assert not m.key('up')               # not entered: arrows belong to the talk line
+    assert m.key('left') and m.focused and not m.follow
+    m.key('up')
+    m.key('up')
+    assert m.visible() == ['line 5', 'line 6', 'line 7']
+    m.add('line 10')                     # reading position is kept while thoughts arrive
+    assert m.visible() == ['line 5', 'line 6', 'line 7']
+    for _ in range(50):
+        m.key('up')
+    assert m.visible() == ['line 0', 'line 1', 'line 2']
+    m.key('down')
+    assert m.visible()[0] == 'line 1'
+    assert m.key('right') and m.follow and m.visible()[-1] == 'line 10'
+    assert m.key('alt+up') and m.height == 5
+    for _ in range(30):
+        m.key('alt+down')
+    assert m.height == m.min_height
+
+
+def test_model_drops_oldest_history():
+    m = ThoughtStreamModel(max_lines=5)
+    for i in range(8):
+        m.add(f'{i}')
+    assert m.lines == ['3', '4', '5', '6', '7']
+
+
+def screen_text(app) -> str:
+    panel = app.query_one(ThoughtPanel)
+    return str(panel.render())
+
+
+def test_app_keys_and_talk_line_headless():
+    said, answers = [], []
+
+    async def drive():
+        app = ThinkingPanelApp(say=said.append, answer=lambda r, t: answers.append((r, t)),
+                               model=ThoughtStreamModel(height=4))
+        async with app.run_test(size=(100, 30)) as pilot:
+            for i in range(12):
+                app.add_block(f'Cycle {i}/12 thought number {i}')
+            await pilot.pause()
+            assert 'thought number 11' in screen_text(app)
+            await pilot.press('left')                  # empty line: enter the panel
+            assert app.focused is app.query_one(ThoughtPanel)
+            for _ in range(5):
+                await pilot.press('up')
+            await pilot.pause()
+            text = screen_text(app)
+            assert 'thought number 6' in text and 'thought number 11' not in text
+            await pilot.press('alt+up')
+            assert app.model.height == 6
+            await pilot.press('right')                 # back to the latest, keys to the line
+            await pilot.pause()
+            assert 'thought number 11' in screen_text(app) and app.model.follow
+            await pilot.press(*'hello robot')
+            await pilot.press('enter')
+            assert said == ['hello robot']
+            app.ask('q1', 'Which object should I track?', ['red', 'blue'])
+            await pilot.press(*'red', 'enter')
+            assert answers == [('q1', 'red')] and said == ['hello robot']
+            assert 'you (answer): red' in screen_text(app)
+
+    asyncio.run(drive())
+
+
+class Sink:
+    """Stands where the Textual app stands: collects what the node posts."""
+
+    def __init__(self):
+        self.blocks, self.questions = [], []
+
+    def post_block(self, markup):
+        self.blocks.append(markup)
+
+    def post_question(self, request_id, prompt, options):
+        self.questions.append((request_id, prompt, options))
+
+
+def test_panel_node_over_dds():
+    import pytest
+    pytest.importorskip('rclpy')
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from maxim_bringup.nodes.panel_node import PanelNode
+    from maxim_interfaces.msg import InteractionRequest, InteractionResponse, Percept, Thought
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    try:
+        sink = Sink()
+        panel = PanelNode(sink, context=ctx)
+        peer = rclpy.create_node('agent_side', context=ctx)
+        heard, answers = [], []
+        peer.create_subscription(Percept, 'percepts', heard.append, 10)
+        peer.create_subscription(InteractionResponse, 'interaction/response', answers.append, 10)
+        thoughts = peer.create_publisher(Thought, 'thoughts', 10)
+        requests = peer.create_publisher(InteractionRequest, 'interaction/request', 10)
+        executor = SingleThreadedExecutor(context=ctx)
+        executor.add_node(panel)
+        executor.add_node(peer)
+        for _ in range(100):
+            if sink.blocks and sink.questions and heard and answers:
+                break
+            thoughts.publish(Thought(cycle=1, max_cycles=2, text='the ball rolls away'))
+            requests.publish(InteractionRequest(request_id='q7', prompt='Track which?'))
+            panel.say('look left')
+            panel.answer('q7', 'the red one')
+            executor.spin_once(timeout_sec=0.05)
+        assert any('the ball rolls away' in b for b in sink.blocks)
+        assert sink.questions[0] == ('q7', 'Track which?', [])
+        user = [p for p in heard if p.source == Percept.SOURCE_USER]
+        assert user and user[0].narrative == 'The user says: "look left"'
+        assert answers[0].request_id == 'q7' and answers[0].text == 'the red one'
+        panel.destroy_node()
+        peer.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=ctx)
