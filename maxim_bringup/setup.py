@@ -24,7 +24,7 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
-    ] + tree('launch') + tree('config') + tree('urdf') + tree('rviz'),
+    ] + tree('launch') + tree('config') + tree('urdf') + tree('rviz') + tree('worlds'),
     install_requires=['setuptools'],
     zip_safe=False,
     maintainer='Maxim developers',
@@ -37,6 +37,7 @@ setup(
             'maxim = maxim_bringup.cli:main',
             'maxim_runner = maxim_bringup.runner:main',
             'console_node = maxim_bringup.nodes.console_node:main',
+            'joint_command_relay = maxim_bringup.nodes.joint_command_relay:main',
         ],
     },
 )

@@ -88,3 +88,63 @@ def test_urdf_joints_match_params():
         limit = joints[f'head_{axis}_joint'].find('limit')
         assert float(limit.get('lower')) == pytest.approx(head[f'{axis}.min'])
         assert float(limit.get('upper')) == pytest.approx(head[f'{axis}.max'])
+
+
+def test_gazebo_variant_matches_urdf_and_our_topics():
+    import xml.etree.ElementTree as ET
+    tree = parse('gazebo.launch.py')
+    common = parse('common.py')
+    declared = {c.args[0].value: c for c in calls(common, 'DeclareLaunchArgument')}
+    declared.update({c.args[0].value: c for c in calls(tree, 'DeclareLaunchArgument')})
+    assert STANDARD_ARGS <= set(declared)
+    assert all(kw(c, 'description') for c in declared.values())
+    urdf = {j.get('name'): j.find('limit')
+            for j in ET.parse(os.path.join(PKG, 'urdf', 'maxim_head.urdf')).getroot()
+            .iter('joint')}
+    sdf = ET.parse(os.path.join(PKG, 'worlds', 'maxim_head.sdf')).getroot()
+    joints = {j.get('name'): j for j in sdf.iter('joint') if j.get('type') == 'revolute'}
+    assert set(joints) == {'head_pan_joint', 'head_tilt_joint'}
+    for name, joint in joints.items():
+        limit = joint.find('axis/limit')
+        assert float(limit.find('lower').text) == float(urdf[name].get('lower'))
+        assert float(limit.find('upper').text) == float(urdf[name].get('upper'))
+    from maxim_bringup.nodes.joint_command_relay import JOINT_TOPICS
+    topics = {p.find('topic').text for p in sdf.iter('plugin') if p.find('topic') is not None}
+    assert set(JOINT_TOPICS.values()) <= topics
+    sensor_topics = {s.find('topic').text for s in sdf.iter('sensor')}
+    assert 'camera/image_raw' in sensor_topics
+    assert 'joint_command_relay' in console_scripts('maxim_bringup')
+
+
+def test_joint_command_relay_splits_commands_and_drops_nan():
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64
+
+    from maxim_bringup.nodes.joint_command_relay import JointCommandRelay
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    try:
+        relay = JointCommandRelay(context=ctx)
+        peer = rclpy.create_node('peer', context=ctx)
+        pan, tilt = [], []
+        peer.create_subscription(Float64, 'head/pan_position_cmd', pan.append, 10)
+        peer.create_subscription(Float64, 'head/tilt_position_cmd', tilt.append, 10)
+        pub = peer.create_publisher(JointState, 'head/joint_commands', 10)
+        executor = SingleThreadedExecutor(context=ctx)
+        executor.add_node(relay)
+        executor.add_node(peer)
+        for _ in range(100):
+            if pan and tilt:
+                break
+            pub.publish(JointState(name=['head_pan_joint', 'head_tilt_joint'],
+                                   position=[0.5, float('nan')]))
+            pub.publish(JointState(name=['head_tilt_joint'], position=[-0.2]))
+            executor.spin_once(timeout_sec=0.05)
+        assert pan[0].data == 0.5 and all(m.data == -0.2 for m in tilt)
+        relay.destroy_node()
+        peer.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=ctx)
