@@ -1,0 +1,11 @@
+"""Head control: the pan/tilt controller core and the drivers that move a real or simulated head.
+
+Nothing here imports rclpy or message packages; the nodes translate.
+"""
+
+from maxim_perception.head.control import (CommandResult, HeadConfig, HeadController, HeadGoalSpec,
+                                           HeadMode, HeadStatus, JointCommand, PainEvent,
+                                           PainType, TargetView)
+
+__all__ = ['CommandResult', 'HeadConfig', 'HeadController', 'HeadGoalSpec', 'HeadMode',
+           'HeadStatus', 'JointCommand', 'PainEvent', 'PainType', 'TargetView']

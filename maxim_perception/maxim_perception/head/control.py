@@ -1,0 +1,604 @@
+"""The pan/tilt head controller: where to look, and how to get there smoothly and safely.
+
+Two sources steer the head. Attention's reflex (a pan/tilt that centres its focus) drives it at
+control rate without waiting for deliberation; a goal from the agent's tools (move, track a
+target, focus on interests, follow novelty, stop) overrides the reflex while it holds. Every
+control tick `step(dt, now)` moves the commanded position towards the wanted one under velocity
+and acceleration limits and inside the joint limits, so a servo never sees a jump.
+
+Bad input never moves the head: NaN/inf and stale commands are rejected, out-of-range ones are
+clamped, and each decision carries a reason for the node's log line. The body hurts when it
+cannot follow its commands (movement error) or keeps reversing direction (thrashing): those
+become pain events.
+
+Time is always passed in (`now`, seconds on any monotonic clock); the core never reads a clock.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+from enum import IntEnum
+import math
+
+
+class HeadMode(IntEnum):
+    """What drives the head; values match maxim_interfaces/HeadGoal.MODE_*."""
+
+    MOVE = 0
+    MOVE_RELATIVE = 1
+    TRACK_TARGET = 2
+    FOCUS_INTERESTS = 3
+    NOVELTY_TRACK = 4
+    RELEASE = 5   # no goal: the reflex drives the head
+    STOP = 6
+
+
+class PainType(IntEnum):
+    """Kinds of pain; values match maxim_interfaces/PainSignal.TYPE_*."""
+
+    TOOL_FAILURE = 0
+    TIMEOUT = 1
+    MOVEMENT_ERROR = 2
+    DIRECTION_THRASHING = 3
+    JOINT_LIMIT = 4
+    INJECTED = 5
+
+
+@dataclass(frozen=True)
+class HeadConfig:
+    """Limits and thresholds of the controller. Joint limits default to the URDF's."""
+
+    pan_min: float = -2.6
+    pan_max: float = 2.6
+    tilt_min: float = -0.8
+    tilt_max: float = 0.8
+    max_velocity: float = 3.0          # rad/s, per joint (the URDF's velocity limit)
+    max_acceleration: float = 15.0     # rad/s^2, per joint
+    command_timeout_s: float = 0.5     # commands (and reflex targets) older than this are stale
+    goal_tolerance_rad: float = 0.02   # measured within this of the goal: goal reached
+    measurement_timeout_s: float = 0.5  # joint readings older than this are not trusted
+    movement_error_rad: float = 0.2    # commanded vs measured beyond this ...
+    movement_error_s: float = 0.5      # ... for longer than this hurts
+    thrash_window_s: float = 2.0       # pan reversals counted over this window ...
+    thrash_reversals: int = 6          # ... this many of them is thrashing
+    thrash_min_velocity: float = 0.05  # rad/s; slower motion has no direction worth counting
+    thrash_min_swing_rad: float = 0.05  # a reversal counts after a swing this long (detection
+    #                                     jitter around a still target is not thrashing)
+    pain_cooldown_s: float = 2.0       # one pain of a type per cooldown, not one per tick
+    pain_repeat_reset_s: float = 10.0  # a quiet period this long resets the repeat count
+    focus_dwell_s: float = 3.0         # FOCUS_INTERESTS: seconds on a target before the next
+
+    def __post_init__(self):
+        if not all(math.isfinite(v) for v in (self.pan_min, self.pan_max, self.tilt_min,
+                                              self.tilt_max)):
+            raise ValueError('joint limits must be finite')
+        if self.pan_min >= self.pan_max or self.tilt_min >= self.tilt_max:
+            raise ValueError(f'joint limits must satisfy min < max: pan [{self.pan_min}, '
+                             f'{self.pan_max}], tilt [{self.tilt_min}, {self.tilt_max}]')
+        positive = ('max_velocity', 'max_acceleration', 'command_timeout_s',
+                    'goal_tolerance_rad', 'measurement_timeout_s', 'movement_error_rad',
+                    'thrash_window_s', 'focus_dwell_s')
+        for name in positive:
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f'{name} must be a finite number > 0, got {value!r}')
+        if self.thrash_reversals < 2:
+            raise ValueError(f'thrash_reversals must be >= 2, got {self.thrash_reversals}')
+        for name in ('movement_error_s', 'thrash_min_velocity', 'thrash_min_swing_rad',
+                     'pain_cooldown_s', 'pain_repeat_reset_s'):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f'{name} must be a finite number >= 0, got {value!r}')
+
+
+@dataclass(frozen=True)
+class HeadGoalSpec:
+    """A goal from the agent's tools, as in maxim_interfaces/HeadGoal."""
+
+    mode: HeadMode
+    goal_id: str = ''
+    requested_by: str = ''
+    pan: float = 0.0           # target (MOVE) or offset (MOVE_RELATIVE), radians
+    tilt: float = 0.0
+    track_id: int = 0          # TRACK_TARGET; 0: use target_label
+    target_label: str = ''
+    speed: float = 0.0         # fraction of max_velocity, 0..1; 0 = full speed
+    duration_s: float = 0.0    # seconds the goal holds; 0 = until replaced
+    stamp: float | None = None  # when it was issued (same clock as `now`); None = now
+
+
+@dataclass(frozen=True)
+class TargetView:
+    """A tracked target as attention sees it: the pan/tilt that would centre it."""
+
+    track_id: int
+    pan: float
+    tilt: float
+    label: str = ''
+    salience: float = 0.0
+    novelty: float = 0.0
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What the controller made of a command, with a reason for the log when not plain."""
+
+    accepted: bool
+    clamped: bool = False
+    reason: str = ''
+
+
+@dataclass(frozen=True)
+class JointCommand:
+    """One control tick's output: where the joints should be now, and how fast they move."""
+
+    pan: float
+    tilt: float
+    pan_velocity: float
+    tilt_velocity: float
+    stamp: float
+
+
+@dataclass(frozen=True)
+class PainEvent:
+    """A body signal for the pain topic (maxim_interfaces/PainSignal)."""
+
+    pain_type: PainType
+    intensity: float        # 0..1, escalating with repeats
+    message: str
+    source: str = 'head'
+    context: str = ''
+    repeat_count: int = 1
+    stamp: float = 0.0
+
+    @property
+    def type_name(self) -> str:
+        return self.pain_type.name.lower()
+
+
+@dataclass(frozen=True)
+class HeadStatus:
+    """The controller's state, shaped like maxim_interfaces/HeadState."""
+
+    mode: HeadMode
+    reflex_active: bool
+    active_goal_id: str
+    pan: float               # measured when a fresh reading exists, else commanded
+    tilt: float
+    pan_command: float
+    tilt_command: float
+    pan_velocity: float
+    tilt_velocity: float
+    goal_reached: bool
+    has_target: bool
+    tracking_error_deg: float  # pointing vs the wanted direction; 0 without a target
+    measurement_fresh: bool
+
+
+@dataclass
+class _Axis:
+    pos: float
+    vel: float = 0.0
+
+
+@dataclass
+class _PainClock:
+    last: float = -math.inf
+    repeats: int = 0
+
+
+@dataclass
+class _Reflex:
+    pan: float
+    tilt: float
+    stamp: float
+    track_id: int = 0
+
+
+@dataclass
+class _Focus:
+    track_id: int = 0
+    since: float = 0.0
+    visited: list = field(default_factory=list)
+
+
+def direction(pan: float, tilt: float) -> tuple[float, float, float]:
+    """Unit vector the camera looks along (x forward, z up; positive tilt looks down)."""
+    return (math.cos(tilt) * math.cos(pan), math.cos(tilt) * math.sin(pan), -math.sin(tilt))
+
+
+def angle_between_deg(pan_a: float, tilt_a: float, pan_b: float, tilt_b: float) -> float:
+    """Angle in degrees between two pan/tilt pointing directions."""
+    a, b = direction(pan_a, tilt_a), direction(pan_b, tilt_b)
+    dot = max(-1.0, min(1.0, sum(x * y for x, y in zip(a, b))))
+    return math.degrees(math.acos(dot))
+
+
+def _finite(*values: float) -> bool:
+    return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)
+
+
+def _axis_step(axis: _Axis, target: float, vmax: float, amax: float, dt: float,
+               lo: float, hi: float) -> None:
+    """Move one joint towards target with a trapezoidal profile that stops exactly on it."""
+    err = target - axis.pos
+    dist = abs(err)
+    a_dt = amax * dt
+    # The largest speed v for this tick from which braking by a_dt per tick still stops on
+    # the target: v*dt + sum_j max(0, v - j*a_dt)*dt <= dist. Piecewise linear in v; n whole
+    # braking ticks follow this one.
+    n = math.floor(math.sqrt(0.25 + 2.0 * dist / (a_dt * dt)) - 0.5)
+    v_stop = (dist / dt + a_dt * n * (n + 1) / 2.0) / (n + 1)
+    v_want = math.copysign(min(vmax, v_stop), err)
+    dv = max(-a_dt, min(a_dt, v_want - axis.vel))
+    axis.vel += dv
+    axis.pos += axis.vel * dt
+    if axis.pos <= lo or axis.pos >= hi:
+        axis.pos = max(lo, min(hi, axis.pos))
+        axis.vel = 0.0
+
+
+class HeadController:
+    """Turns reflex targets and goals into smooth joint commands, and notices when it hurts.
+
+    Feed it with `set_measured` (joint readings), `set_reflex_target`/`clear_reflex`
+    (attention's focus), `update_targets` (every tracked target, for the tracking goals) and
+    `set_goal`; call `step(dt, now)` at the control rate and send the returned command to the
+    driver. `pop_pain()` and `pop_notices()` drain what happened since the last call.
+    """
+
+    def __init__(self, config: HeadConfig | None = None, initial: tuple[float, float] = (0., 0.)):
+        self.config = config or HeadConfig()
+        c = self.config
+        pan0 = max(c.pan_min, min(c.pan_max, float(initial[0])))
+        tilt0 = max(c.tilt_min, min(c.tilt_max, float(initial[1])))
+        self._pan = _Axis(pan0)
+        self._tilt = _Axis(tilt0)
+        self._synced = False          # the command starts from the first measurement
+        self._measured: tuple[float, float] | None = None
+        self._measured_vel: tuple[float, float] | None = None
+        self._measured_at = -math.inf
+        self._reflex: _Reflex | None = None
+        self._goal: HeadGoalSpec | None = None
+        self._goal_target: tuple[float, float] | None = None
+        self._goal_expires = math.inf
+        self._targets: dict[int, TargetView] = {}
+        self._targets_at = -math.inf
+        self._focus = _Focus()
+        self._wanted: tuple[float, float] | None = None
+        self._hold: tuple[float, float] | None = None
+        self._last_dt = 0.02
+        self._pain: list[PainEvent] = []
+        self._notices: list[str] = []
+        self._pain_clock = {t: _PainClock() for t in PainType}
+        self._error_since: float | None = None
+        self._last_sign = 0
+        self._swing_from = self._pan.pos
+        self._reversals: deque[float] = deque()
+
+    # ---- inputs -------------------------------------------------------------------------
+
+    def set_measured(self, pan: float, tilt: float, now: float,
+                     pan_velocity: float | None = None,
+                     tilt_velocity: float | None = None) -> CommandResult:
+        """A joint reading from the driver or joint_states."""
+        if not _finite(pan, tilt, now):
+            return CommandResult(False, reason=f'rejected joint reading: not finite '
+                                               f'(pan={pan}, tilt={tilt})')
+        self._measured = (float(pan), float(tilt))
+        if pan_velocity is not None and tilt_velocity is not None and _finite(pan_velocity,
+                                                                              tilt_velocity):
+            self._measured_vel = (float(pan_velocity), float(tilt_velocity))
+        else:
+            self._measured_vel = None
+        self._measured_at = now
+        if not self._synced:
+            c = self.config
+            self._pan = _Axis(max(c.pan_min, min(c.pan_max, float(pan))))
+            self._tilt = _Axis(max(c.tilt_min, min(c.tilt_max, float(tilt))))
+            self._synced = True
+        return CommandResult(True)
+
+    def set_reflex_target(self, pan: float, tilt: float, now: float,
+                          stamp: float | None = None, track_id: int = 0) -> CommandResult:
+        """Attention's focus: the pan/tilt that centres it. Followed while no goal holds."""
+        stamp = now if stamp is None else stamp
+        bad = self._check_time(stamp, now, 'reflex target')
+        if bad is not None:
+            return bad
+        if not _finite(pan, tilt):
+            return CommandResult(False, reason=f'rejected reflex target: not finite '
+                                               f'(pan={pan}, tilt={tilt})')
+        (pan_c, tilt_c), clamped, why = self._clamp(pan, tilt)
+        self._reflex = _Reflex(pan_c, tilt_c, stamp, int(track_id))
+        return CommandResult(True, clamped, f'clamped reflex target: {why}' if clamped else '')
+
+    def clear_reflex(self) -> None:
+        """Attention has no focus: the reflex lets go and the head holds where it is."""
+        self._reflex = None
+
+    def update_targets(self, targets: list[TargetView], now: float) -> None:
+        """Every target attention tracks, for TRACK_TARGET, FOCUS_INTERESTS and NOVELTY_TRACK."""
+        self._targets = {t.track_id: t for t in targets if _finite(t.pan, t.tilt)}
+        self._targets_at = now
+
+    def set_goal(self, goal: HeadGoalSpec, now: float) -> CommandResult:
+        """A goal from the agent. RELEASE ends any goal; the others override the reflex."""
+        stamp = now if goal.stamp is None else goal.stamp
+        bad = self._check_time(stamp, now, f'goal {goal.goal_id!r}')
+        if bad is not None:
+            return bad
+        try:
+            mode = HeadMode(goal.mode)
+        except ValueError:
+            return CommandResult(False, reason=f'rejected goal {goal.goal_id!r}: '
+                                               f'unknown mode {goal.mode!r}')
+        if not _finite(goal.pan, goal.tilt, goal.speed, goal.duration_s):
+            return CommandResult(False, reason=f'rejected goal {goal.goal_id!r}: not finite '
+                                               f'(pan={goal.pan}, tilt={goal.tilt}, '
+                                               f'speed={goal.speed}, '
+                                               f'duration_s={goal.duration_s})')
+        if goal.duration_s < 0:
+            return CommandResult(False, reason=f'rejected goal {goal.goal_id!r}: negative '
+                                               f'duration_s {goal.duration_s}')
+        if mode == HeadMode.TRACK_TARGET and not goal.track_id and not goal.target_label:
+            return CommandResult(False, reason=f'rejected goal {goal.goal_id!r}: track_target '
+                                               'needs a track_id or a target_label')
+        if mode == HeadMode.RELEASE:
+            previous = self._goal.goal_id if self._goal else ''
+            self._end_goal()
+            return CommandResult(True, reason=f'released goal {previous!r}' if previous else '')
+        notes = []
+        speed = goal.speed
+        if speed < 0 or speed > 1:
+            speed = max(0.0, min(1.0, speed))
+            notes.append(f'speed {goal.speed} clamped to {speed}')
+        target = None
+        if mode in (HeadMode.MOVE, HeadMode.MOVE_RELATIVE):
+            pan, tilt = goal.pan, goal.tilt
+            if mode == HeadMode.MOVE_RELATIVE:
+                base = self._pointing(now)
+                pan, tilt = base[0] + goal.pan, base[1] + goal.tilt
+            target, clamped, why = self._clamp(pan, tilt)
+            if clamped:
+                notes.append(why)
+        elif mode == HeadMode.STOP:
+            target = self._stopping_point()
+        self._goal = HeadGoalSpec(mode=mode, goal_id=goal.goal_id,
+                                  requested_by=goal.requested_by, pan=goal.pan, tilt=goal.tilt,
+                                  track_id=int(goal.track_id), target_label=goal.target_label,
+                                  speed=speed, duration_s=goal.duration_s, stamp=stamp)
+        self._goal_target = target
+        self._goal_expires = now + goal.duration_s if goal.duration_s > 0 else math.inf
+        self._focus = _Focus()
+        if target is not None and notes and notes[-1].startswith(('pan', 'tilt')):
+            self._hurt(PainType.JOINT_LIMIT, 0.2, f'goal {goal.goal_id!r} asked past the '
+                       f'joint limits: {notes[-1]}', now)
+        clamped = bool(notes)
+        return CommandResult(True, clamped,
+                             f'clamped goal {goal.goal_id!r}: ' + '; '.join(notes)
+                             if clamped else '')
+
+    # ---- the control tick ---------------------------------------------------------------
+
+    def step(self, dt: float, now: float) -> JointCommand:
+        """Advance the commanded position by dt seconds towards what the head should look at."""
+        if not (_finite(dt, now) and dt > 0):
+            raise ValueError(f'step needs a finite dt > 0 and a finite now, got dt={dt!r}, '
+                             f'now={now!r}')
+        c = self.config
+        if self._goal is not None and now >= self._goal_expires:
+            self._notices.append(f'goal {self._goal.goal_id!r} ({self._goal.mode.name.lower()}) '
+                                 f'expired after {self._goal.duration_s:g} s; reflex resumes')
+            self._end_goal()
+        wanted = self._wanted_target(now)
+        self._wanted = wanted
+        vmax = c.max_velocity
+        if self._goal is not None and self._goal.speed > 0:
+            vmax *= self._goal.speed
+        if wanted is not None:
+            self._hold = None
+            target = wanted
+        else:
+            # Nothing to look at: brake to a stop and stay there (computed once, so the hold
+            # point does not creep forward with the head).
+            if self._hold is None:
+                self._hold = self._stopping_point()
+            target = self._hold
+        _axis_step(self._pan, target[0], vmax, c.max_acceleration, dt, c.pan_min, c.pan_max)
+        _axis_step(self._tilt, target[1], vmax, c.max_acceleration, dt, c.tilt_min, c.tilt_max)
+        self._last_dt = dt
+        self._synced = True   # from now on the command is continuous, whatever is measured
+        self._watch_thrashing(now)
+        self._watch_movement_error(now)
+        return JointCommand(self._pan.pos, self._tilt.pos, self._pan.vel, self._tilt.vel, now)
+
+    def status(self, now: float) -> HeadStatus:
+        """Where the head is, what drives it and whether it got there."""
+        fresh = self._measurement_fresh(now)
+        pan, tilt = self._pointing(now)
+        if fresh and self._measured_vel is not None:
+            pan_v, tilt_v = self._measured_vel
+        else:
+            pan_v, tilt_v = self._pan.vel, self._tilt.vel
+        wanted = self._wanted
+        reached, err_deg = False, 0.0
+        if wanted is not None:
+            tol = self.config.goal_tolerance_rad
+            reached = abs(wanted[0] - pan) <= tol and abs(wanted[1] - tilt) <= tol
+            err_deg = angle_between_deg(pan, tilt, wanted[0], wanted[1])
+        goal = self._goal
+        return HeadStatus(
+            mode=goal.mode if goal else HeadMode.RELEASE,
+            reflex_active=goal is None and self._reflex_fresh(now),
+            active_goal_id=goal.goal_id if goal else '',
+            pan=pan, tilt=tilt, pan_command=self._pan.pos, tilt_command=self._tilt.pos,
+            pan_velocity=pan_v, tilt_velocity=tilt_v, goal_reached=reached,
+            has_target=wanted is not None, tracking_error_deg=err_deg,
+            measurement_fresh=fresh)
+
+    def pop_pain(self) -> list[PainEvent]:
+        """Pain events since the last call."""
+        out, self._pain = self._pain, []
+        return out
+
+    def pop_notices(self) -> list[str]:
+        """Things worth a log line that happened inside step() (a goal expiring...)."""
+        out, self._notices = self._notices, []
+        return out
+
+    @property
+    def goal(self) -> HeadGoalSpec | None:
+        return self._goal
+
+    # ---- internals ----------------------------------------------------------------------
+
+    def _check_time(self, stamp: float, now: float, what: str) -> CommandResult | None:
+        if not _finite(stamp, now):
+            return CommandResult(False, reason=f'rejected {what}: stamp not finite ({stamp})')
+        age = now - stamp
+        timeout = self.config.command_timeout_s
+        if age > timeout:
+            return CommandResult(False, reason=f'rejected {what}: stale, {age:.3f} s old '
+                                               f'> {timeout} s')
+        if -age > timeout:
+            return CommandResult(False, reason=f'rejected {what}: stamped {-age:.3f} s in the '
+                                               'future')
+        return None
+
+    def _clamp(self, pan: float, tilt: float) -> tuple[tuple[float, float], bool, str]:
+        c = self.config
+        pan_c = max(c.pan_min, min(c.pan_max, pan))
+        tilt_c = max(c.tilt_min, min(c.tilt_max, tilt))
+        why = []
+        if pan_c != pan:
+            why.append(f'pan {pan:.3f} outside [{c.pan_min}, {c.pan_max}] -> {pan_c:.3f}')
+        if tilt_c != tilt:
+            why.append(f'tilt {tilt:.3f} outside [{c.tilt_min}, {c.tilt_max}] -> {tilt_c:.3f}')
+        return (pan_c, tilt_c), bool(why), '; '.join(why)
+
+    def _measurement_fresh(self, now: float) -> bool:
+        return (self._measured is not None
+                and now - self._measured_at <= self.config.measurement_timeout_s)
+
+    def _pointing(self, now: float) -> tuple[float, float]:
+        if self._measurement_fresh(now):
+            return self._measured
+        return self._pan.pos, self._tilt.pos
+
+    def _reflex_fresh(self, now: float) -> bool:
+        return (self._reflex is not None
+                and now - self._reflex.stamp <= self.config.command_timeout_s)
+
+    def _stopping_point(self) -> tuple[float, float]:
+        """Where each joint stops if it brakes at the acceleration limit, tick by tick."""
+        dt = self._last_dt
+        a_dt = self.config.max_acceleration * dt
+        out = []
+        for axis in (self._pan, self._tilt):
+            speed, dist = abs(axis.vel), 0.0
+            while speed > a_dt:    # at most max_velocity / (max_acceleration * dt) ticks
+                speed -= a_dt
+                dist += speed * dt
+            out.append(axis.pos + math.copysign(dist, axis.vel))
+        return out[0], out[1]
+
+    def _end_goal(self) -> None:
+        self._goal = None
+        self._goal_target = None
+        self._goal_expires = math.inf
+
+    def _wanted_target(self, now: float) -> tuple[float, float] | None:
+        goal = self._goal
+        if goal is None:
+            if self._reflex_fresh(now):
+                return self._reflex.pan, self._reflex.tilt
+            return None
+        if self._goal_target is not None:
+            return self._goal_target
+        if now - self._targets_at > self.config.command_timeout_s or not self._targets:
+            return None   # attention went quiet: hold rather than chase an old position
+        target = None
+        if goal.mode == HeadMode.TRACK_TARGET:
+            if goal.track_id:
+                target = self._targets.get(goal.track_id)
+            else:
+                label = goal.target_label.lower()
+                matches = [t for t in self._targets.values() if t.label.lower() == label]
+                target = max(matches, key=lambda t: t.salience) if matches else None
+        elif goal.mode == HeadMode.NOVELTY_TRACK:
+            target = max(self._targets.values(), key=lambda t: (t.novelty, t.salience))
+        elif goal.mode == HeadMode.FOCUS_INTERESTS:
+            target = self._next_interest(now)
+        if target is None:
+            return None
+        return self._clamp(target.pan, target.tilt)[0]
+
+    def _next_interest(self, now: float) -> TargetView:
+        """Most salient targets in turn, each for focus_dwell_s, least recently visited first."""
+        focus = self._focus
+        current = self._targets.get(focus.track_id)
+        if current is not None and now - focus.since < self.config.focus_dwell_s:
+            return current
+        ranked = sorted(self._targets.values(), key=lambda t: -t.salience)
+        unvisited = [t for t in ranked if t.track_id not in focus.visited]
+        if not unvisited:
+            focus.visited = []
+            unvisited = [t for t in ranked if t.track_id != focus.track_id] or ranked
+        chosen = unvisited[0]
+        focus.track_id, focus.since = chosen.track_id, now
+        focus.visited.append(chosen.track_id)
+        return chosen
+
+    def _hurt(self, pain_type: PainType, intensity: float, message: str, now: float,
+              source: str = 'head') -> None:
+        clock = self._pain_clock[pain_type]
+        if now - clock.last < self.config.pain_cooldown_s:
+            return
+        if now - clock.last > self.config.pain_repeat_reset_s:
+            clock.repeats = 0
+        clock.repeats += 1
+        clock.last = now
+        # Repeated hurt escalates: each repeat adds 0.15, up to 1.
+        level = min(1.0, intensity + 0.15 * (clock.repeats - 1))
+        context = self._goal.mode.name.lower() if self._goal else 'reflex'
+        self._pain.append(PainEvent(pain_type, level, message, source=source, context=context,
+                                    repeat_count=clock.repeats, stamp=now))
+
+    def _watch_thrashing(self, now: float) -> None:
+        c = self.config
+        vel = self._pan.vel
+        if abs(vel) >= c.thrash_min_velocity:
+            sign = 1 if vel > 0 else -1
+            if self._last_sign and sign != self._last_sign:
+                if abs(self._pan.pos - self._swing_from) >= c.thrash_min_swing_rad:
+                    self._reversals.append(now)
+                self._swing_from = self._pan.pos
+            self._last_sign = sign
+        while self._reversals and now - self._reversals[0] > c.thrash_window_s:
+            self._reversals.popleft()
+        count = len(self._reversals)
+        if count >= c.thrash_reversals:
+            self._hurt(PainType.DIRECTION_THRASHING, min(1.0, 0.3 + 0.05 * count),
+                       f'pan reversed direction {count} times in {c.thrash_window_s:g} s',
+                       now, source='head_pan_joint')
+            self._reversals.clear()
+
+    def _watch_movement_error(self, now: float) -> None:
+        c = self.config
+        if not self._measurement_fresh(now):
+            self._error_since = None
+            return
+        err_pan = abs(self._pan.pos - self._measured[0])
+        err_tilt = abs(self._tilt.pos - self._measured[1])
+        err = max(err_pan, err_tilt)
+        if err <= c.movement_error_rad:
+            self._error_since = None
+            return
+        if self._error_since is None:
+            self._error_since = now
+        held = now - self._error_since
+        if held >= c.movement_error_s:
+            joint = 'head_pan_joint' if err_pan >= err_tilt else 'head_tilt_joint'
+            self._hurt(PainType.MOVEMENT_ERROR, min(1.0, 0.25 * err / c.movement_error_rad),
+                       f'{joint} is {math.degrees(err):.1f} deg from its command for '
+                       f'{held:.2f} s', now, source=joint)

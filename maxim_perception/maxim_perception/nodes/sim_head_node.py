@@ -1,0 +1,254 @@
+"""The simulated head node: MuJoCo physics and camera on their own thread, on the ROS graph."""
+
+from dataclasses import dataclass
+import math
+import threading
+import time
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from builtin_interfaces.msg import Time as TimeMsg
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import CameraInfo, Image, JointState
+
+from maxim_perception.qos import COMMANDS, SENSOR
+from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
+
+# joint_states: reliable, so robot_state_publisher and rviz (reliable subscribers) hear it.
+JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
+                              reliability=ReliabilityPolicy.RELIABLE,
+                              durability=DurabilityPolicy.VOLATILE)
+CLOCK_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
+                       reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.VOLATILE)
+
+
+@dataclass(frozen=True)
+class SimHeadParams:
+    width: int
+    height: int
+    fps: float
+    physics_rate_hz: float
+    joint_state_rate_hz: float
+    moving_target: bool
+    target_period_s: float
+    publish_clock: bool
+    frame_id: str
+
+
+# ---- message helpers (to move into maxim_perception/conversions.py) --------------------------
+
+def _time_msg(seconds: float) -> TimeMsg:
+    sec = int(math.floor(seconds))
+    return TimeMsg(sec=sec, nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
+
+
+def _image_msg(img, frame_id: str, stamp: TimeMsg) -> Image:
+    msg = Image()
+    msg.header.stamp, msg.header.frame_id = stamp, frame_id
+    msg.height, msg.width = int(img.shape[0]), int(img.shape[1])
+    msg.encoding = 'rgb8'
+    msg.is_bigendian = 0
+    msg.step = int(img.shape[1]) * 3
+    msg.data = img.tobytes()
+    return msg
+
+
+def _camera_info_msg(info: dict, frame_id: str, stamp: TimeMsg) -> CameraInfo:
+    msg = CameraInfo()
+    msg.header.stamp, msg.header.frame_id = stamp, frame_id
+    msg.width, msg.height = info['width'], info['height']
+    msg.distortion_model = info['distortion_model']
+    msg.d, msg.k, msg.r, msg.p = info['d'], info['k'], info['r'], info['p']
+    return msg
+
+
+def _command_from_msg(msg: JointState) -> tuple[float, float] | None:
+    """(pan, tilt) set points by joint name; None when a joint is missing."""
+    names = list(msg.name)
+    try:
+        idx = [names.index(j) for j in JOINT_NAMES]
+    except ValueError:
+        return None
+    if len(msg.position) <= max(idx):
+        return None
+    return float(msg.position[idx[0]]), float(msg.position[idx[1]])
+
+
+# ---- the node --------------------------------------------------------------------------------
+
+class SimHeadNode(Node):
+    """The MuJoCo head: consumes joint commands, publishes its camera, joints and sim clock.
+
+    The simulation runs in real time on its own thread (MuJoCo's renderer is bound to the
+    thread that made its GL context, and the physics must not wait on the executor).
+
+    Parameters:
+        width, height (int, 320x240): camera image size.
+        fps (double, 15): camera frames per second (sim time).
+        physics_rate_hz (double, 100): simulation ticks per second (each steps the physics by
+            the wall time elapsed, so sim time follows wall time when the machine keeps up).
+        joint_state_rate_hz (double, 50): joint_states messages per second.
+        moving_target (bool, true): the orange ball circles in front of the head.
+        target_period_s (double, 10): seconds per turn of the ball.
+        publish_clock (bool, true): publish sim time on clock and stamp messages with it.
+        frame_id (string, camera_optical_frame): frame of the images.
+    Publishers:
+        camera/image_raw (sensor_msgs/Image rgb8, sensor QoS),
+        camera/camera_info (sensor_msgs/CameraInfo, sensor QoS),
+        joint_states (sensor_msgs/JointState: head_pan_joint, head_tilt_joint),
+        clock (rosgraph_msgs/Clock).
+    Subscriptions:
+        head/joint_commands (sensor_msgs/JointState: position set points by joint name).
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__('sim_head', **kwargs)
+        self.params = self._read_params()
+        p = self.params
+        self.sim = SimHead(width=p.width, height=p.height, fps=p.fps,
+                           moving_target=p.moving_target, target_period_s=p.target_period_s)
+        self._lock = threading.Lock()
+        # Held while the simulation thread steps and renders: hold it to read ground truth
+        # (self.sim.angle_to(...)) from another thread.
+        self.sim_lock = threading.Lock()
+        self._command: tuple[float, float] | None = None
+        self.frames = 0
+        self.render_error = ''
+        self._image_pub = self.create_publisher(Image, 'camera/image_raw', SENSOR)
+        self._info_pub = self.create_publisher(CameraInfo, 'camera/camera_info', SENSOR)
+        self._joint_pub = self.create_publisher(JointState, 'joint_states', JOINT_STATES_QOS)
+        self._clock_pub = (self.create_publisher(Clock, 'clock', CLOCK_QOS)
+                           if p.publish_clock else None)
+        self.create_subscription(JointState, 'head/joint_commands', self._on_command, COMMANDS)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name='sim_head', daemon=True)
+        self._thread.start()
+
+    def _read_params(self) -> SimHeadParams:
+        def declare(name, default, description, **ranges):
+            return self.declare_parameter(name, default, ParameterDescriptor(
+                description=description, read_only=True, **ranges)).value
+
+        def frange(lo, hi):
+            return {'floating_point_range': [FloatingPointRange(from_value=lo, to_value=hi)]}
+
+        def irange(lo, hi):
+            return {'integer_range': [IntegerRange(from_value=lo, to_value=hi, step=1)]}
+
+        return SimHeadParams(
+            width=declare('width', 320, 'Camera image width, pixels', **irange(16, 4096)),
+            height=declare('height', 240, 'Camera image height, pixels', **irange(16, 4096)),
+            fps=declare('fps', 15.0, 'Camera frames per second', **frange(0.1, 120.0)),
+            physics_rate_hz=declare('physics_rate_hz', 100.0, 'Simulation ticks per second',
+                                    **frange(1.0, 1000.0)),
+            joint_state_rate_hz=declare('joint_state_rate_hz', 50.0,
+                                        'joint_states messages per second',
+                                        **frange(1.0, 1000.0)),
+            moving_target=declare('moving_target', True, 'The ball circles in front'),
+            target_period_s=declare('target_period_s', 10.0, 'Seconds per turn of the ball',
+                                    **frange(0.5, 600.0)),
+            publish_clock=declare('publish_clock', True, 'Publish sim time on clock'),
+            frame_id=declare('frame_id', 'camera_optical_frame', 'Frame id of the images'))
+
+    def _on_command(self, msg: JointState) -> None:
+        command = _command_from_msg(msg)
+        if command is None:
+            self.get_logger().warning(f'joint command without {" and ".join(JOINT_NAMES)} '
+                                      f'positions: names {list(msg.name)}',
+                                      throttle_duration_sec=2.0)
+            return
+        if not all(math.isfinite(v) for v in command):
+            self.get_logger().warning(f'rejected non-finite joint command {command}',
+                                      throttle_duration_sec=2.0)
+            return
+        with self._lock:
+            self._command = command
+
+    # ---- the simulation thread ----------------------------------------------------------
+
+    def _stamp(self) -> TimeMsg:
+        if self.params.publish_clock:
+            return _time_msg(self.sim.time)
+        return self.get_clock().now().to_msg()
+
+    def _run(self) -> None:
+        p = self.params
+        sim = self.sim
+        period = 1.0 / p.physics_rate_hz
+        frame_period = 1.0 / p.fps
+        joint_period = 1.0 / p.joint_state_rate_hz
+        next_frame = next_joints = 0.0
+        last = time.monotonic()
+        next_tick = last
+        try:
+            while not self._stop.is_set():
+                now = time.monotonic()
+                dt = min(0.1, now - last)   # a stall does not make the physics jump
+                last = now
+                with self._lock:
+                    command = self._command
+                with self.sim_lock:
+                    if command is not None:
+                        sim.set_joint_targets(*command)
+                    if dt >= sim.model.opt.timestep / 2:
+                        sim.step(dt)
+                    stamp = self._stamp()
+                    pos, vel = sim.joint_state()
+                    frame_due = sim.time >= next_frame and not self.render_error
+                    if frame_due:
+                        next_frame = max(next_frame + frame_period, sim.time)
+                        self._publish_frame(stamp)
+                if self._clock_pub is not None:
+                    self._clock_pub.publish(Clock(clock=stamp))
+                if sim.time >= next_joints:
+                    next_joints = max(next_joints + joint_period, sim.time)
+                    msg = JointState(name=list(JOINT_NAMES), position=pos.tolist(),
+                                     velocity=vel.tolist())
+                    msg.header.stamp = stamp
+                    self._joint_pub.publish(msg)
+                next_tick += period
+                wait = next_tick - time.monotonic()
+                if wait < -period:          # fell behind: do not try to catch up in a burst
+                    next_tick = time.monotonic()
+                self._stop.wait(max(0.0, wait))
+        finally:
+            sim.close()
+
+    def _publish_frame(self, stamp: TimeMsg) -> None:
+        try:
+            img = self.sim.render()
+        except SimRenderError as exc:
+            self.render_error = str(exc)
+            self.get_logger().error(f'no camera images: {exc}')
+            return
+        self._image_pub.publish(_image_msg(img, self.params.frame_id, stamp))
+        self._info_pub.publish(_camera_info_msg(self.sim.camera_info(), self.params.frame_id,
+                                                stamp))
+        self.frames += 1
+
+    def destroy_node(self):
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+        if self._thread.is_alive():
+            self.get_logger().error('simulation thread did not stop within 5 s')
+        return super().destroy_node()
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = SimHeadNode()
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        node.get_logger().debug('sim head stopping')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,256 @@
+"""The head_controller node over real DDS: with the MuJoCo head, the dry-run driver and a
+serial servo board played by a pty."""
+
+import math
+import os
+import select
+import time
+import tty
+
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+
+from maxim_interfaces.msg import AttentionState, HeadGoal, HeadState, PainSignal
+from maxim_perception.nodes.head_controller_node import HeadControllerNode
+from maxim_perception.nodes.sim_head_node import SimHeadNode
+from maxim_perception.qos import COMMANDS, EVENTS, LATCHED
+
+pytestmark = pytest.mark.ros
+
+
+def spin_until(executor, condition, timeout_s=20.0, each=None):
+    """Spin until condition() holds or the deadline passes; `each` runs every iteration."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if each:
+            each()
+        if condition():
+            return True
+        executor.spin_once(timeout_sec=0.05)
+    return condition()
+
+
+class Graph:
+    def __init__(self, ctx, executor, probe):
+        self.ctx, self.executor, self.probe = ctx, executor, probe
+        self.state, self.pain, self.commands, self.joints = [], [], [], []
+        probe.create_subscription(HeadState, 'head/state', self.state.append, LATCHED)
+        probe.create_subscription(PainSignal, 'pain', self.pain.append, EVENTS)
+        probe.create_subscription(JointState, 'head/joint_commands', self.commands.append,
+                                  COMMANDS)
+        probe.create_subscription(JointState, 'joint_states', self.joints.append, 10)
+        self.attention_pub = probe.create_publisher(AttentionState, 'attention/state', 10)
+        self.goal_pub = probe.create_publisher(HeadGoal, 'head/goal', COMMANDS)
+        self.joint_pub = probe.create_publisher(JointState, 'joint_states', 10)
+
+    def add(self, node):
+        self.executor.add_node(node)
+        return node
+
+    def spin_until(self, condition, timeout_s=20.0, each=None):
+        return spin_until(self.executor, condition, timeout_s, each)
+
+    def focus(self, pan, tilt, age_s=0.0):
+        msg = AttentionState(mode=AttentionState.MODE_TRACK, has_focus=True, focus_track_id=3,
+                             focus_pan=pan, focus_tilt=tilt)
+        stamp = self.probe.get_clock().now().nanoseconds * 1e-9 - age_s
+        msg.header.stamp.sec = int(stamp)
+        msg.header.stamp.nanosec = int((stamp % 1) * 1e9)
+        self.attention_pub.publish(msg)
+
+    def goal(self, mode, goal_id, pan=0.0, tilt=0.0, age_s=None, **kw):
+        msg = HeadGoal(mode=mode, goal_id=goal_id, requested_by='test', pan=pan, tilt=tilt, **kw)
+        if age_s is not None:
+            stamp = self.probe.get_clock().now().nanoseconds * 1e-9 - age_s
+            msg.header.stamp.sec = int(stamp)
+            msg.header.stamp.nanosec = int((stamp % 1) * 1e9)
+        self.goal_pub.publish(msg)
+
+    def wait_matched(self):
+        assert self.spin_until(lambda: self.goal_pub.get_subscription_count() >= 1
+                               and self.attention_pub.get_subscription_count() >= 1)
+
+    def last_state(self):
+        return self.state[-1] if self.state else None
+
+
+@pytest.fixture
+def graph():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    executor = SingleThreadedExecutor(context=ctx)
+    probe = rclpy.create_node('probe', context=ctx)
+    executor.add_node(probe)
+    g = Graph(ctx, executor, probe)
+    try:
+        yield g
+    finally:
+        for node in list(executor.get_nodes()):
+            node.destroy_node()
+        rclpy.try_shutdown(context=ctx)
+
+
+def head(graph, **params):
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    return graph.add(HeadControllerNode(context=graph.ctx, parameter_overrides=overrides))
+
+
+def state_is(graph, **want):
+    s = graph.last_state()
+    if s is None:
+        return False
+    for key, value in want.items():
+        got = getattr(s, key)
+        if isinstance(value, float):
+            if abs(got - value) > 0.02:
+                return False
+        elif got != value:
+            return False
+    return True
+
+
+def test_default_limits_match_the_urdf(graph):
+    node = head(graph)
+    h = node.params.head
+    assert (h.pan_min, h.pan_max, h.tilt_min, h.tilt_max) == (-2.6, 2.6, -0.8, 0.8)
+    assert node.params.rate_hz == 50.0 and node.params.driver == 'sim'
+
+
+def test_reflex_goal_override_and_release_with_the_mujoco_head(graph):
+    graph.add(SimHeadNode(context=graph.ctx, parameter_overrides=[
+        Parameter('width', value=32), Parameter('height', value=24),
+        Parameter('fps', value=5.0), Parameter('moving_target', value=False)]))
+    head(graph)
+    reflex = lambda: graph.focus(0.5, 0.1)   # noqa: E731 - attention at spin rate
+
+    assert graph.spin_until(lambda: state_is(graph, reflex_active=True, pan=0.5, tilt=0.1,
+                                             goal_reached=True), each=reflex)
+    assert graph.commands
+    assert list(graph.commands[-1].name) == ['head_pan_joint', 'head_tilt_joint']
+    assert graph.last_state().driver == 'sim' and graph.last_state().driver_ok
+    # A goal overrides the reflex while it holds ...
+    graph.wait_matched()
+    graph.goal(HeadGoal.MODE_MOVE, 'look-right', pan=-0.4, tilt=0.0)
+    assert graph.spin_until(lambda: state_is(graph, active_goal_id='look-right',
+                                             mode=HeadGoal.MODE_MOVE, reflex_active=False,
+                                             pan=-0.4, goal_reached=True), each=reflex)
+    # ... and RELEASE gives the head back to attention.
+    graph.goal(HeadGoal.MODE_RELEASE, 'release')
+    assert graph.spin_until(lambda: state_is(graph, active_goal_id='', reflex_active=True,
+                                             mode=HeadGoal.MODE_RELEASE, pan=0.5),
+                            each=reflex)
+    assert graph.pain == []
+
+
+def test_bad_and_stale_goals_are_rejected_and_the_node_keeps_running(graph):
+    node = head(graph, driver='dry_run')
+    assert graph.spin_until(lambda: graph.last_state() is not None)
+    graph.wait_matched()
+    graph.goal(HeadGoal.MODE_MOVE, 'nan-goal', pan=math.nan)
+    graph.goal(HeadGoal.MODE_MOVE, 'old-goal', pan=1.0, age_s=10.0)
+    graph.goal(HeadGoal.MODE_TRACK_TARGET, 'nobody')
+    graph.goal(42, 'bad-mode')
+    graph.focus(1.0, 0.0, age_s=10.0)          # a stale reflex target
+    assert graph.spin_until(lambda: len(node.rejections) >= 5)
+    reasons = ' | '.join(node.rejections)
+    for why in ("goal 'nan-goal': not finite", "goal 'old-goal': stale",
+                "'nobody': track_target needs", "'bad-mode': unknown mode 42",
+                'reflex target: stale'):
+        assert why in reasons
+    graph.state.clear()
+    assert graph.spin_until(lambda: len(graph.state) >= 3)
+    assert state_is(graph, active_goal_id='', pan=0.0, tilt=0.0, reflex_active=False)
+    # Still alive and obeying: an out-of-range goal is clamped to the limits.
+    graph.goal(HeadGoal.MODE_MOVE, 'too-far', pan=9.0, tilt=0.3)
+    assert graph.spin_until(lambda: state_is(graph, active_goal_id='too-far', pan=2.6,
+                                             tilt=0.3, goal_reached=True))
+    assert graph.spin_until(lambda: any(p.pain_type == PainSignal.TYPE_JOINT_LIMIT
+                                        for p in graph.pain))
+    assert node.commands_sent > 0
+
+
+def test_dry_run_publishes_joint_states_and_goal_expires(graph):
+    head(graph, driver='dry_run')
+    graph.wait_matched()
+    graph.goal(HeadGoal.MODE_MOVE, 'brief', pan=0.3, tilt=-0.2, duration_s=0.5)
+    assert graph.spin_until(lambda: graph.joints and abs(graph.joints[-1].position[0] - 0.3)
+                            < 1e-6)
+    assert list(graph.joints[-1].name) == ['head_pan_joint', 'head_tilt_joint']
+    assert graph.spin_until(lambda: state_is(graph, active_goal_id='', pan=0.3, tilt=-0.2,
+                                             driver='dry_run', driver_ok=True))
+
+
+def test_a_stuck_head_hurts(graph):
+    head(graph, movement_error_s=0.2)
+    stuck = lambda: graph.joint_pub.publish(JointState(   # noqa: E731 - a jammed servo
+        name=['head_pan_joint', 'head_tilt_joint'], position=[0.0, 0.0]))
+    assert graph.spin_until(lambda: graph.last_state() is not None, each=stuck)
+    graph.wait_matched()
+    graph.goal(HeadGoal.MODE_MOVE, 'blocked', pan=1.5)
+    assert graph.spin_until(lambda: graph.pain, each=stuck)
+    pain = graph.pain[0]
+    assert pain.pain_type == PainSignal.TYPE_MOVEMENT_ERROR
+    assert pain.type_name == 'movement_error' and pain.source == 'head_pan_joint'
+    assert 0 < pain.intensity <= 1 and pain.repeat_count == 1
+    assert 'deg from its command' in pain.description
+
+
+class FakeBoard:
+    """A servo board on the far end of a pty pair."""
+
+    def __init__(self):
+        self.master, self._slave = os.openpty()
+        tty.setraw(self._slave)
+        self.port = os.ttyname(self._slave)
+        self.lines, self._buffer = [], b''
+
+    def poll(self):
+        while select.select([self.master], [], [], 0)[0]:
+            self._buffer += os.read(self.master, 4096)
+        *done, self._buffer = self._buffer.split(b'\n')
+        self.lines += [d.decode('ascii') for d in done]
+
+    def close(self):
+        os.close(self.master)
+        os.close(self._slave)
+
+
+def test_serial_driver_drives_a_board_on_a_pty_and_reads_its_echo(graph):
+    board = FakeBoard()
+    try:
+        head(graph, driver='serial', **{'serial.port': board.port, 'serial.baud': 115200})
+        assert graph.spin_until(lambda: board.lines, each=board.poll)
+        assert board.lines[0] == 'P1500 T1500'
+        graph.wait_matched()
+        graph.goal(HeadGoal.MODE_MOVE, 'left', pan=1.3, tilt=-0.4)
+        assert graph.spin_until(lambda: board.lines[-1] == 'P2000 T1000', each=board.poll)
+
+        def echo():
+            board.poll()
+            os.write(board.master, b'P2000 T1000\n')
+
+        assert graph.spin_until(lambda: state_is(graph, pan=1.3, tilt=-0.4, driver='serial',
+                                                 driver_ok=True, goal_reached=True), each=echo)
+        assert graph.spin_until(lambda: graph.joints and abs(graph.joints[-1].position[0]
+                                                             - 1.3) < 1e-6)
+    finally:
+        for node in list(graph.executor.get_nodes()):
+            if isinstance(node, HeadControllerNode):
+                graph.executor.remove_node(node)
+                node.destroy_node()
+        board.close()
+
+
+def test_missing_serial_port_is_reported_not_fatal(graph):
+    head(graph, driver='serial', **{'serial.port': '/dev/maxim-no-such-port'})
+    assert graph.spin_until(lambda: state_is(graph, driver='serial', driver_ok=False))
+    assert 'cannot open servo board on /dev/maxim-no-such-port' in graph.last_state().error_msg
+
+
+def test_unknown_driver_is_a_clear_error(graph):
+    with pytest.raises(ValueError, match='driver must be one of sim, serial, dry_run'):
+        HeadControllerNode(context=graph.ctx,
+                           parameter_overrides=[Parameter('driver', value='telepathy')])
