@@ -65,6 +65,16 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
+# Optional: the speak tool talks through espeak-ng when it is present.
+if ! command -v espeak-ng >/dev/null && [ "${MAXIM_NO_APT:-0}" != 1 ] && [ "$(id -u)" = 0 ] \
+    && command -v apt-get >/dev/null; then
+  say "installing espeak-ng (optional: the robot's voice)"
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null 2>&1 \
+    || { apt-get update -qq >/dev/null 2>&1 \
+         && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null 2>&1; }; } \
+    || say "espeak-ng could not be installed; the speak tool will say it is not available"
+fi
+
 # ---------------------------------------------------------------- venv + pip ----------------
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating the virtual environment in $VENV"

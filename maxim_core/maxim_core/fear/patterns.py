@@ -1,0 +1,665 @@
+"""The fear gate's deterministic layer: known-dangerous tool calls, found despite obfuscation.
+
+Every string argument is classified by what the tool does with it (ARG_KINDS: a shell line,
+a path read or written, a regex, free text, an outbound message, file content), and only the
+checks that make sense for that kind run: "rm -rf /" said to the console is harmless, the same
+text in a bash command is not. Unknown (user) tools get every check on every string.
+
+Before matching, a shell line is normalised the way the shell itself would see it:
+unicode look-alikes and zero-width characters (NFKC + a confusables map), ANSI-C `$'\\x72m'`
+strings, quoting and backslashes (`r''m`, `"r"m`, `\\rm`), simple variables (`a=rm; $a`,
+`${IFS}`), command substitutions and process substitutions (scanned as commands of their
+own), `bash -c`/`python -c` payloads, and base64 or hex payloads (decoded and scanned; an
+encoded payload piped into a shell is blocked whatever it says).
+
+Categories: shell_injection, path_traversal, destructive, privilege_escalation,
+exfiltration, credential_access, sandbox_escape (writes outside the sandbox), fork_bomb.
+A finding is 'block' (certainly dangerous) or 'ambiguous' (the LLM layer may decide).
+"""
+
+import base64
+import binascii
+from dataclasses import dataclass
+import os
+import posixpath
+import re
+import shlex
+import unicodedata
+from typing import Any, Iterable, Mapping
+from urllib.parse import unquote
+
+BLOCK = 'block'
+AMBIGUOUS = 'ambiguous'
+
+CATEGORIES = ('shell_injection', 'path_traversal', 'destructive', 'privilege_escalation',
+              'exfiltration', 'credential_access', 'sandbox_escape', 'fork_bomb')
+
+# tool -> {argument: kind}. Kinds: shell, path_read, path_write, glob, regex, text,
+# outbound, content, arg (an opaque argument: every check), skip.
+ARG_KINDS: dict[str, dict[str, str]] = {
+    'bash': {'command': 'shell'},
+    'read_file': {'path': 'path_read'},
+    'write_file': {'path': 'path_write', 'content': 'content'},
+    'edit_file': {'path': 'path_write', 'old_text': 'text', 'new_text': 'content',
+                  'context_before': 'text', 'context_after': 'text'},
+    'glob': {'pattern': 'glob'},
+    'search_code': {'pattern': 'regex', 'path': 'path_read', 'file_glob': 'glob'},
+    'run_tests': {'path': 'path_read', 'keyword': 'arg'},
+    'git_diff': {'path': 'path_read'},
+    'git_commit': {'message': 'text', 'paths': 'path_write'},
+    'respond': {'text': 'text'},
+    'speak': {'text': 'text', 'voice': 'arg'},
+    'send_message': {'to': 'arg', 'text': 'outbound'},
+    'call_user': {'text': 'outbound'},
+    'track_target': {'target_label': 'arg'},
+    'say': {'text': 'text'},
+    'think': {'thought': 'text'},
+    'examine': {'target': 'text'},
+}
+
+_ZERO_WIDTH = dict.fromkeys(map(ord, '\u200b\u200c\u200d\u2060\ufeff\u00ad\u202a\u202b'
+                                     '\u202c\u202d\u202e\u2066\u2067\u2068\u2069'), None)
+_CONFUSABLES = str.maketrans({
+    'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x', 'і': 'i', 'ѕ': 's',
+    'ј': 'j', 'ԁ': 'd', 'һ': 'h', 'ӏ': 'l', 'ԛ': 'q', 'ԝ': 'w', 'ѵ': 'v', 'к': 'k', 'м': 'm',
+    'т': 't', 'в': 'b', 'н': 'h', 'г': 'r', 'п': 'n', 'ɡ': 'g', 'ⅼ': 'l',
+    'А': 'A', 'Е': 'E', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'Х': 'X', 'М': 'M', 'К': 'K',
+    'ο': 'o', 'α': 'a', 'ν': 'v', 'ρ': 'p', 'τ': 't', 'ι': 'i', 'κ': 'k', 'ε': 'e', 'υ': 'u',
+    'μ': 'u', 'η': 'n', 'ѡ': 'w', '∕': '/', '⁄': '/', '／': '/', '‐': '-', '‑': '-',
+    '‒': '-', '–': '-', '—': '-', '−': '-', 'ǀ': '|', '∣': '|', '；': ';', '＆': '&',
+})
+
+SYSTEM_DIRS = ('/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/opt', '/proc',
+               '/root', '/sbin', '/srv', '/sys', '/usr', '/var', '/home', '/mnt', '/media',
+               '/snap', '/run')
+SAFE_DEVICES = ('/dev/null', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/urandom',
+                '/dev/random', '/dev/tty', '/dev/fd/1', '/dev/fd/2')
+_SECRET_RE = re.compile(
+    r'(^|/)\.ssh(/|$)|id_(rsa|dsa|ecdsa|ed25519)\b|/etc/(shadow|gshadow|sudoers|master\.passwd)'
+    r'|/etc/passwd\b|(^|/)\.aws/(credentials|config)|(^|/)\.netrc\b|(^|/)\.git-credentials\b'
+    r'|(^|/)\.gnupg(/|$)|/proc/[^/\s]+/environ|(^|/)\.kube/config|(^|/)\.docker/config\.json'
+    r'|(^|/)\.config/gcloud|(^|/)\.password-store|\.pem\b|\.p12\b|(^|/)\.pgpass\b'
+    r'|(^|/)\.bash_history\b|/var/run/secrets')
+_STARTUP_FILE = re.compile(r'(^|/)\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|'
+                           r'bash_logout|xinitrc|xprofile)$|(^|/)\.ssh/authorized_keys|'
+                           r'(^|/)\.config/autostart/|/etc/cron|/var/spool/cron')
+_SECRET_VALUE = re.compile(
+    r'-----BEGIN [A-Z ]*PRIVATE KEY-----|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}'
+    r'|\bsk-[A-Za-z0-9_\-]{20,}|\bxox[abprs]-[A-Za-z0-9\-]{10,}|\b[a-z_]*root:\$[1256y]\$'
+    r'|(password|passwd|secret|api[_-]?key|token)\s*[:=]\s*\S{6,}', re.I)
+
+NETWORK_TOOLS = frozenset('curl wget nc ncat netcat socat telnet ftp sftp scp rsync ssh tftp '
+                          'http https xh aria2c lftp'.split())
+INTERPRETERS = frozenset('sh bash dash zsh ksh csh tcsh fish ash busybox python python2 '
+                         'python3 perl ruby node nodejs php lua tclsh'.split())
+_SHELLS = frozenset('sh bash dash zsh ksh csh tcsh fish ash'.split())
+_PREFIXES = frozenset('env nohup time command builtin exec nice ionice stdbuf xargs timeout '
+                      'unbuffer setsid chronic caffeinate then do else'.split())
+_PRIV_COMMANDS = frozenset('sudo su doas pkexec runuser visudo usermod useradd userdel groupadd '
+                           'gpasswd passwd chpasswd adduser addgroup setcap nsenter unshare '
+                           'mount umount insmod modprobe rmmod chroot capsh'.split())
+_DESTRUCTIVE_COMMANDS = frozenset('mkfs wipefs shred fdisk sfdisk parted gdisk sgdisk '
+                                  'shutdown reboot halt poweroff mkswap swapoff'.split())
+_SEPARATORS = (';', '&&', '||', '|', '&', '|&', '(', ')', ';;', '\n')
+_B64_TOKEN = re.compile(r'[A-Za-z0-9+/]{8,}={0,2}')
+_HEX_ESC = re.compile(r'(\\x[0-9a-fA-F]{2}){2,}')
+_OCT_ESC = re.compile(r'(\\[0-7]{3}){2,}')
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason for concern."""
+
+    category: str
+    rule: str
+    detail: str
+    severity: str = BLOCK
+    risk: float = 1.0
+
+
+@dataclass(frozen=True)
+class ScanPolicy:
+    """Where the sandbox is: writes outside `root` and `write_roots` are an escape."""
+
+    root: str | None = None
+    write_roots: tuple = ()
+    mode: str = 'passive'
+
+
+# -- normalisation --------------------------------------------------------------------------
+def normalize_unicode(text: str) -> str:
+    """Zero-width and bidi controls removed, NFKC, look-alike letters mapped to ASCII."""
+    return unicodedata.normalize('NFKC', text.translate(_ZERO_WIDTH)).translate(_CONFUSABLES)
+
+
+def _decode_escapes(body: str) -> str:
+    try:
+        return body.encode('latin-1', 'backslashreplace').decode('unicode_escape')
+    except UnicodeDecodeError:
+        return body
+
+
+def decode_ansi_c(text: str) -> str:
+    """`$'\\x72\\x6d'` -> `'rm'` (the shell's ANSI-C quoting)."""
+    return re.sub(r"\$'((?:[^'\\]|\\.)*)'",
+                  lambda m: "'" + _decode_escapes(m.group(1)).replace("'", '') + "'", text)
+
+
+def expand_variables(text: str, max_rounds: int = 3) -> str:
+    """Substitute simple `NAME=value` assignments made in the same line, and IFS."""
+    text = re.sub(r'\$\{IFS[^}]*\}|\$IFS\b', ' ', text)
+    assigns: dict[str, str] = {}
+    for m in re.finditer(r'(?:^|[\s;&|(])(?:export\s+|local\s+|declare\s+)?'
+                         r'([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\'[^\']*\'|[^\s;&|]*)', text):
+        assigns[m.group(1)] = m.group(2).strip('\'"')
+    if not assigns:
+        return text
+    for _ in range(max_rounds):
+        new = re.sub(r'\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)',
+                     lambda m: assigns.get(m.group(1) or m.group(2), m.group(0)), text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _balanced(text: str, start: int) -> int:
+    """Index of the parenthesis closing the one at `start` (or len(text))."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == '(':
+            depth += 1
+        elif text[i] == ')':
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(text)
+
+
+def extract_substitutions(text: str) -> tuple[str, list[str]]:
+    """`$(...)`, backticks, `<(...)`, `>(...)` cut out (each is a command of its own)."""
+    inner: list[str] = []
+    out = []
+    i = 0
+    while i < len(text):
+        two = text[i:i + 2]
+        if two in ('$(', '<(', '>('):
+            end = _balanced(text, i + 1)
+            inner.append(text[i + 2:end])
+            out.append(' $SUBST ' if two == '$(' else ' /dev/fd/63 ')
+            i = end + 1
+        elif text[i] == '`':
+            end = text.find('`', i + 1)
+            end = len(text) if end < 0 else end
+            inner.append(text[i + 1:end])
+            out.append(' $SUBST ')
+            i = end + 1
+        else:
+            out.append(text[i])
+            i += 1
+    return ''.join(out), inner
+
+
+def decode_payloads(text: str) -> list[str]:
+    """Base64, hex and octal payloads that decode to printable text."""
+    out = []
+    for m in _B64_TOKEN.finditer(text):
+        token = m.group(0)
+        if len(token) % 4 == 1:
+            continue
+        try:
+            raw = base64.b64decode(token + '=' * (-len(token) % 4), validate=True)
+            decoded = raw.decode('utf-8')
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if decoded and sum(c.isprintable() or c in '\n\t' for c in decoded) / \
+                len(decoded) > 0.95 and re.search(r'[a-z]{2}', decoded):
+            out.append(decoded)
+    for rx in (_HEX_ESC, _OCT_ESC):
+        for m in rx.finditer(text):
+            out.append(_decode_escapes(m.group(0)))
+    return out
+
+
+def shell_segments(line: str) -> list[tuple[str, list[str], list[tuple[str, str]]]]:
+    """(separator before, words, redirections) per simple command, quotes removed."""
+    lexer = shlex.shlex(line.replace('\n', ' ; '), posix=True, punctuation_chars='();<>|&')
+    lexer.whitespace_split = True
+    lexer.commenters = ''
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        tokens = re.sub(r'[\'"\\]', '', line).replace('\n', ' ; ').split()
+    segments = []
+    words: list[str] = []
+    redirs: list[tuple[str, str]] = []
+    sep = ''
+    pending = None
+    for tok in tokens:
+        if pending is not None:
+            redirs.append((pending, tok))
+            pending = None
+        elif tok in _SEPARATORS:
+            if words or redirs:
+                segments.append((sep, words, redirs))
+            words, redirs, sep = [], [], tok
+        elif set(tok) <= set('<>&') and '>' in tok or tok in ('<', '<<', '<<<'):
+            pending = tok
+        elif re.fullmatch(r'[0-9]?>{1,2}&?[0-9]?|&>{1,2}', tok):
+            pending = tok
+        elif tok in ('{', '}', '!', 'then', 'do', 'fi', 'done', 'else', 'elif', 'esac'):
+            continue
+        else:
+            words.append(tok)
+    if words or redirs:
+        segments.append((sep, words, redirs))
+    return segments
+
+
+# -- shell rules ----------------------------------------------------------------------------
+class _Scanner:
+    def __init__(self, policy: ScanPolicy):
+        self.policy = policy
+        self.findings: list[Finding] = []
+        self.root = policy.root
+        self.decoding = False
+        roots = [policy.root] if policy.root else []
+        roots += list(policy.write_roots)
+        if policy.mode == 'singularity':
+            roots.append('/tmp')
+        self.write_roots = [posixpath.normpath(os.path.expanduser(r)) for r in roots]
+
+    def add(self, category: str, rule: str, detail: str, severity: str = BLOCK,
+            risk: float | None = None) -> None:
+        if risk is None:
+            risk = 0.95 if severity == BLOCK else 0.5
+        self.findings.append(Finding(category, rule, detail[:160], severity, risk))
+
+    # paths -------------------------------------------------------------------------------
+    def abspath(self, path: str) -> str:
+        path = os.path.expanduser(path.replace('$HOME', '~').replace('${HOME}', '~'))
+        if not path.startswith('/'):
+            path = posixpath.join(self.root or '/__workspace__', path)
+        return posixpath.normpath(path)
+
+    def escapes_root(self, path: str) -> bool:
+        if path.startswith(('/', '~', '$HOME', '${HOME}')):
+            return False
+        base = self.root or '/__workspace__'
+        full = posixpath.normpath(posixpath.join(base, path))
+        return not (full == base or full.startswith(base.rstrip('/') + '/'))
+
+    def check_path(self, path: str, write: bool, where: str) -> None:
+        if not path:
+            return
+        decoded = path
+        for _ in range(3):
+            decoded = unquote(decoded)
+        decoded = normalize_unicode(decoded).replace('\\', '/')
+        if '\x00' in decoded:
+            self.add('path_traversal', 'nul_byte', f'{where}: NUL byte in a path')
+        if decoded != path and '..' in decoded and '..' not in path:
+            self.add('path_traversal', 'encoded_traversal', f'{where}: encoded ..: {path}')
+        if '..' in decoded.split('/') and self.escapes_root(decoded):
+            self.add('path_traversal', 'dotdot_escape', f'{where}: {path} leaves the workspace')
+        full = self.abspath(decoded)
+        if _SECRET_RE.search(decoded) or _SECRET_RE.search(full):
+            self.add('credential_access', 'secret_path', f'{where}: {path}')
+        if write:
+            self.check_write_target(decoded, where)
+
+    def check_write_target(self, path: str, where: str) -> None:
+        if path in ('-', '') or path.startswith('$SUBST'):
+            return
+        full = self.abspath(path)
+        if full in SAFE_DEVICES:
+            return
+        if _STARTUP_FILE.search(full):
+            self.add('sandbox_escape', 'startup_file', f'{where}: writes {path} (persistence)')
+            return
+        if re.match(r'/dev/(sd|hd|nvme|mmcblk|vd|xvd|disk|mapper|md|loop|mem|kmem|port)', full):
+            self.add('destructive', 'raw_device_write', f'{where}: writes the device {path}')
+            return
+        inside = any(full == r or full.startswith(r.rstrip('/') + '/') for r in self.write_roots)
+        if inside:
+            return
+        if self.root is not None or any(full == d or full.startswith(d + '/')
+                                        for d in SYSTEM_DIRS):
+            self.add('sandbox_escape', 'write_outside', f'{where}: writes {path} outside '
+                     'the sandbox')
+
+    # shell -------------------------------------------------------------------------------
+    def scan_shell(self, line: str, where: str, depth: int = 0) -> None:
+        if depth > 4 or not line.strip():
+            return
+        text = expand_variables(decode_ansi_c(normalize_unicode(line)))
+        self.whole_line_rules(text, where)
+        outer, inner = extract_substitutions(text)
+        for sub in inner:
+            self.scan_shell(sub, where + ' (substitution)', depth + 1)
+        for payload in decode_payloads(text):
+            self.scan_shell(payload, where + ' (decoded payload)', depth + 1)
+        self.decoding = any(re.search(r'base64|xxd|openssl|\\x[0-9a-fA-F]|rev\b', sub)
+                            for sub in inner)
+        segments = shell_segments(outer)
+        previous = None
+        for sep, words, redirs in segments:
+            for op, target in redirs:
+                if '>' in op:
+                    self.check_path(target, True, where)
+                else:
+                    self.check_path(target, False, where)
+            if words:
+                self.command_rules(words, sep, previous, where, depth)
+            previous = words
+        self.pipeline_rules(segments, where)
+
+    def whole_line_rules(self, text: str, where: str) -> None:
+        compact = re.sub(r'\s+', '', text)
+        if re.search(r'(\w+|:)\(\)\{[^}]*\1\|\1&?', compact) or ':(){:|:&};:' in compact \
+                or re.search(r'forkwhilefork|while\(?(true|1|:)\)?;?(do)?[^;]*&;?done', compact) \
+                or re.search(r'(while|for).{0,40}os\.fork\(\)', compact) \
+                or '%0|%0' in compact or re.search(r'fork\(\).{0,20}fork\(\)', compact):
+            self.add('fork_bomb', 'fork_bomb', f'{where}: self-replicating process pattern')
+        if re.search(r'/dev/(tcp|udp)/', text):
+            self.add('exfiltration', 'dev_tcp', f'{where}: raw network socket via /dev/tcp')
+        if re.search(r'\b(pty\.spawn|socket\.socket|subprocess\.call\(\[.?/bin/(ba)?sh)', text) \
+                and re.search(r'connect|spawn', text):
+            self.add('exfiltration', 'reverse_shell', f'{where}: socket-driven shell')
+        if re.search(r'shutil\.rmtree\(\s*[\'"]?(/|~|\$HOME)[\'"]?\s*[,)]', text):
+            self.add('destructive', 'rmtree_root', f'{where}: rmtree of / or home')
+        if re.search(r'os\.(setuid|setgid|seteuid)\(\s*0\s*\)', text):
+            self.add('privilege_escalation', 'setuid0', f'{where}: setuid(0)')
+        if re.search(r'requests\.(post|put)\(|urllib\.request\.urlopen\([^)]*data=', text):
+            self.add('exfiltration', 'http_upload', f'{where}: HTTP upload from code')
+        if re.search(r'\b(drop\s+(table|database|schema)|truncate\s+table)\b', text, re.I) or \
+                re.search(r'\bdelete\s+from\s+\w+\s*(;|$|")', text, re.I):
+            self.add('destructive', 'sql_drop', f'{where}: destructive SQL')
+
+    def command_rules(self, words: list[str], sep: str, previous: list[str] | None,
+                      where: str, depth: int) -> None:
+        i = 0
+        while i < len(words) and re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*=.*', words[i]):
+            i += 1
+        while i < len(words):
+            prog = os.path.basename(words[i]).lower()
+            if prog in _PRIV_COMMANDS:
+                self.add('privilege_escalation', f'cmd_{prog}', f'{where}: {prog}')
+                i += 1
+                while i < len(words) and words[i].startswith('-'):
+                    i += 2 if words[i] in ('-u', '-g', '-c') and prog != 'su' else 1
+                if prog == 'su' and i < len(words) and words[i] == '-c':
+                    i += 1
+                continue
+            if prog in _PREFIXES:
+                i += 1
+                while i < len(words) and (words[i].startswith('-') or
+                                          re.fullmatch(r'[0-9.]+[smhd]?', words[i]) or
+                                          re.fullmatch(r'[A-Za-z_]\w*=.*', words[i])):
+                    i += 1
+                continue
+            break
+        if i >= len(words):
+            return
+        prog = os.path.basename(words[i]).lower()
+        args = words[i + 1:]
+        flags = ''.join(a[1:] for a in args if a.startswith('-') and not a.startswith('--'))
+        long_flags = [a for a in args if a.startswith('--')]
+        targets = [a for a in args if not a.startswith('-')]
+        for a in targets:
+            if '/' in a or a.startswith(('~', '.')):
+                self.check_path(a, False, where)
+        detail = f'{where}: {" ".join(words[i:])[:120]}'
+        if prog.startswith('$subst'):
+            if self.decoding:
+                self.add('shell_injection', 'decoded_command', f'{detail} (decoded payload '
+                         'run as a command)')
+            else:
+                self.add('shell_injection', 'computed_command', detail, AMBIGUOUS)
+        if prog in _DESTRUCTIVE_COMMANDS or prog.startswith('mkfs'):
+            self.add('destructive', f'cmd_{prog}', detail)
+        elif prog == 'rm':
+            self.rm_rule(targets, flags, long_flags, detail)
+        elif prog in ('rmdir', 'unlink'):
+            for t in targets:
+                self.dangerous_target(t, detail, recursive=False)
+        elif prog == 'dd':
+            for a in args:
+                if a.startswith('of='):
+                    self.check_write_target(a[3:], where)
+        elif prog in ('chmod', 'chown', 'chgrp'):
+            self.perm_rule(prog, args, flags, targets, detail, where)
+        elif prog == 'find':
+            if any(a in ('-delete', '-exec', '-execdir') for a in args) and \
+                    any(a == '-delete' or a in ('rm', '/bin/rm', 'shred') for a in args):
+                filtered = any(a in ('-name', '-iname', '-path', '-ipath', '-regex', '-newer',
+                                     '-mtime', '-mmin', '-empty', '-size') for a in args)
+                for t in targets[:1]:
+                    if filtered and t in ('.', './') + tuple(self.write_roots):
+                        continue
+                    self.dangerous_target(t, detail, recursive=True)
+        elif prog in ('mv', 'cp', 'install', 'ln', 'tee', 'touch', 'truncate', 'mkdir'):
+            dests = targets if prog in ('tee', 'touch', 'truncate', 'mkdir') else targets[-1:]
+            if prog == 'mv':
+                for t in targets[:-1]:
+                    self.dangerous_target(t, detail, recursive=True)
+                if targets and targets[-1] == '/dev/null':
+                    self.add('destructive', 'mv_devnull', detail)
+            if prog == 'truncate':
+                dests = [t for t in targets if not re.fullmatch(r'[0-9]+[KMGkmg]?', t)]
+            for d in dests:
+                self.check_write_target(d, where)
+        elif prog == 'sed' and ('i' in flags or '--in-place' in long_flags):
+            for t in targets[1:]:
+                self.check_write_target(t, where)
+        elif prog in ('kill', 'pkill', 'killall'):
+            if prog == 'kill' and any(t in ('-1', '1') for t in args):
+                self.add('destructive', 'kill_all', detail)
+            elif prog == 'killall' or (prog == 'pkill' and any(
+                    t in ('-9', '-KILL') for t in args)):
+                self.add('destructive', f'cmd_{prog}', detail, AMBIGUOUS)
+        elif prog == 'init' and targets[:1] in (['0'], ['6']) or \
+                prog == 'systemctl' and any(t in ('poweroff', 'reboot', 'halt', 'stop',
+                                                  'disable', 'mask', 'kill') for t in targets):
+            self.add('destructive', f'cmd_{prog}', detail)
+        elif prog == 'crontab':
+            if 'r' in flags:
+                self.add('destructive', 'crontab_remove', detail)
+            elif targets:
+                self.add('sandbox_escape', 'crontab_install', detail)
+        elif prog == 'history' and 'c' in flags or prog == 'unset' and 'HISTFILE' in args:
+            self.add('destructive', 'anti_forensics', detail)
+        elif prog in ('iptables', 'ip6tables', 'nft', 'ufw'):
+            self.add('destructive', 'firewall', detail)
+        elif prog == 'git':
+            self.git_rule(args, detail)
+        elif prog == 'docker' or prog == 'podman':
+            if '--privileged' in args or any(re.match(r'/:/', a) for a in args) or \
+                    any(a.startswith('/:') for a in args):
+                self.add('privilege_escalation', 'container_escape', detail)
+        elif prog == 'eval':
+            self.add('shell_injection', 'eval', detail, AMBIGUOUS, 0.6)
+            self.scan_shell(' '.join(args), where + ' (eval)', depth + 1)
+        elif prog in ('source', '.'):
+            if any(t.startswith(('/dev/fd', '/dev/stdin', 'http')) for t in targets):
+                self.add('shell_injection', 'source_remote', detail)
+        if prog in NETWORK_TOOLS:
+            self.network_rule(prog, args, flags, long_flags, targets, detail)
+        if prog in ('dig', 'nslookup', 'host') and any('$SUBST' in a for a in args):
+            self.add('exfiltration', 'dns_exfil', detail)
+        if prog in INTERPRETERS:
+            self.interpreter_rule(prog, args, sep, previous, detail, where, depth)
+
+    def dangerous_target(self, target: str, detail: str, recursive: bool) -> None:
+        t = target.rstrip('/') or '/'
+        full = self.abspath(t)
+        if t in ('/', '/*', '~', '~/*', '*', '.', '..', './*', '../*', '$HOME', '${HOME}') \
+                or full == '/' or full == os.path.expanduser('~'):
+            self.add('destructive', 'wipe_root', f'{detail} (target {target})')
+        elif t.startswith('$') and not t.startswith('$SUBST'):
+            self.add('destructive', 'unknown_target', f'{detail} (target {target})', AMBIGUOUS)
+        elif t.startswith('$SUBST'):
+            self.add('destructive', 'computed_target', f'{detail} (computed target)', AMBIGUOUS)
+        elif any(full == d or full.startswith(d + '/') for d in SYSTEM_DIRS) and \
+                not (self.root and (full == self.root or full.startswith(self.root + '/'))):
+            self.add('destructive', 'system_path', f'{detail} (target {target})')
+        elif self.escapes_root(t) or (full.startswith('/') and self.root and not any(
+                full == r or full.startswith(r.rstrip('/') + '/') for r in self.write_roots)
+                and recursive):
+            self.add('destructive', 'outside_sandbox', f'{detail} (target {target})')
+
+    def rm_rule(self, targets, flags, long_flags, detail) -> None:
+        recursive = bool(set(flags) & set('rR')) or '--recursive' in long_flags
+        if '--no-preserve-root' in long_flags:
+            self.add('destructive', 'no_preserve_root', detail)
+        for t in targets:
+            self.dangerous_target(t, detail, recursive)
+
+    def perm_rule(self, prog, args, flags, targets, detail, where) -> None:
+        mode = targets[0] if targets else ''
+        if prog == 'chmod' and (re.search(r'[ugoa]*[+=][rwxX]*s', mode)
+                                or re.fullmatch(r'[2467][0-7]{3}', mode)):
+            self.add('privilege_escalation', 'setuid_bit', detail)
+        if prog in ('chown', 'chgrp') and re.match(r'(root|0)([:.]|$)', mode):
+            self.add('privilege_escalation', 'chown_root', detail)
+        for t in targets[1:]:
+            full = self.abspath(t)
+            if full == '/' or any(full == d or full.startswith(d + '/') for d in SYSTEM_DIRS):
+                if not (self.root and full.startswith(self.root + '/')):
+                    self.add('destructive' if 'R' in flags else 'privilege_escalation',
+                             f'{prog}_system', detail)
+            elif t in ('~', '$HOME'):
+                self.add('destructive', f'{prog}_home', detail)
+
+    def git_rule(self, args, detail) -> None:
+        sub = next((a for a in args if not a.startswith('-')), '')
+        if sub == 'push' and any(a in ('-f', '--force', '--mirror', '--delete')
+                                 or a.startswith('--force') or a.startswith('+')
+                                 for a in args):
+            self.add('destructive', 'git_force_push', detail, AMBIGUOUS, 0.6)
+        if sub == 'config' and any('credential' in a or 'core.sshcommand' in a.lower()
+                                   or 'core.hookspath' in a.lower() for a in args):
+            self.add('credential_access', 'git_config', detail, AMBIGUOUS)
+        if sub == 'clean' and any('x' in a and a.startswith('-') for a in args):
+            self.add('destructive', 'git_clean_ignored', detail, AMBIGUOUS)
+
+    def network_rule(self, prog, args, flags, long_flags, targets, detail) -> None:
+        upload = False
+        if prog == 'curl':
+            upload = bool(set(flags) & set('dFT')) or any(
+                f.split('=')[0] in ('--data', '--data-binary', '--data-raw', '--data-urlencode',
+                                    '--form', '--upload-file', '--json') for f in long_flags)
+        elif prog == 'wget':
+            upload = any(f.split('=')[0] in ('--post-data', '--post-file', '--body-file',
+                                             '--body-data') for f in long_flags) or \
+                '--method=PUT' in long_flags or '--method=POST' in long_flags
+        elif prog in ('nc', 'ncat', 'netcat', 'socat', 'telnet', 'tftp'):
+            self.add('exfiltration', f'cmd_{prog}', detail)
+            return
+        elif prog in ('scp', 'rsync', 'sftp', 'ftp', 'lftp'):
+            upload = any(re.match(r'[^/\s]*@?[\w.-]+:', t) for t in targets[-1:]) or \
+                prog in ('sftp', 'ftp', 'lftp')
+        elif prog == 'ssh':
+            if len(targets) > 1:
+                self.add('exfiltration', 'ssh_remote_command', detail, AMBIGUOUS)
+            return
+        if upload:
+            self.add('exfiltration', f'{prog}_upload', detail)
+
+    def interpreter_rule(self, prog, args, sep, previous, detail, where, depth) -> None:
+        code = None
+        for n, a in enumerate(args):
+            if a in ('-c', '-e', '-E', '-r') and n + 1 < len(args):
+                code = args[n + 1]
+                break
+        if code is not None:
+            self.scan_shell(code, where + f' ({prog} code)', depth + 1)
+            for lit in re.findall(r'"([^"]{3,})"|\'([^\']{3,})\'', code):
+                self.scan_shell(lit[0] or lit[1], where + f' ({prog} string)', depth + 1)
+        piped = sep in ('|', '|&')
+        scriptless = code is None and not any(not a.startswith('-') for a in args) or \
+            args[:1] in (['-'], ['-s'], ['/dev/stdin'])
+        if piped and (prog in _SHELLS or scriptless):
+            src = os.path.basename(previous[0]).lower() if previous else ''
+            rule = ('remote_code' if src in NETWORK_TOOLS else
+                    'decoded_payload' if src in ('base64', 'xxd', 'openssl', 'printf', 'echo',
+                                                 'rev', 'tr', 'gzip', 'zcat')
+                    else 'pipe_to_interpreter')
+            self.add('shell_injection', rule, f'{detail} (stdin from {src or "a pipe"})')
+        if any(a.startswith('/dev/fd/63') for a in args):
+            self.add('shell_injection', 'process_substitution_exec', detail)
+
+    def pipeline_rules(self, segments, where) -> None:
+        for (sep, words, _), (_, prev, _) in zip(segments[1:], segments[:-1]):
+            if sep in ('|', '|&') and words:
+                prog = os.path.basename(words[0]).lower()
+                if prog in NETWORK_TOOLS and prev:
+                    src = ' '.join(prev)[:80]
+                    self.add('exfiltration', 'pipe_to_network', f'{where}: {src} | {prog}')
+
+    # other kinds -------------------------------------------------------------------------
+    def scan_injection(self, value: str, where: str, allow_pipe: bool = False) -> None:
+        v = normalize_unicode(value)
+        pattern = r'`|\$\(|\$\{|[;&]\s*\S|\n\s*\S' + ('' if allow_pipe else r'|\|')
+        if re.search(pattern, v):
+            self.add('shell_injection', 'metacharacters', f'{where}: shell syntax in '
+                     f'{value[:80]!r}')
+
+
+def _strings(value: Any, path: str = '') -> Iterable[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _strings(v, f'{path}.{k}' if path else str(k))
+    elif isinstance(value, (list, tuple)):
+        for n, v in enumerate(value):
+            yield from _strings(v, f'{path}[{n}]')
+
+
+def _script_like(path: str, content: str) -> bool:
+    return bool(re.search(r'\.(sh|bash|zsh|ksh|command)$', path or '')
+                or content.lstrip().startswith('#!') or _STARTUP_FILE.search(path or ''))
+
+
+def scan_call(tool: str, args: Mapping, policy: ScanPolicy = ScanPolicy(),
+              arg_kinds: Mapping[str, Mapping[str, str]] | None = None) -> list[Finding]:
+    """Every finding about one tool call (empty: nothing known-dangerous)."""
+    kinds = dict(ARG_KINDS)
+    if arg_kinds:
+        kinds.update(arg_kinds)
+    known = kinds.get(tool)
+    s = _Scanner(policy)
+    for key, value in _strings(args):
+        top = key.split('.')[0].split('[')[0]
+        kind = known.get(top, 'arg') if known is not None else 'arg'
+        where = f'{tool}.{key}'
+        if kind == 'shell':
+            s.scan_shell(value, where)
+        elif kind in ('path_read', 'path_write'):
+            s.scan_injection(value, where)
+            for part in (value.split() if tool == 'git_commit' else [value]):
+                s.check_path(part, kind == 'path_write', where)
+        elif kind == 'glob':
+            s.scan_injection(value, where)
+            s.check_path(value, False, where)
+            if value.startswith('/'):
+                s.add('path_traversal', 'absolute_glob', f'{where}: {value}', AMBIGUOUS)
+        elif kind == 'regex':
+            if re.search(r'`|\$\(', value):
+                s.add('shell_injection', 'metacharacters', f'{where}: {value[:80]!r}')
+        elif kind == 'outbound':
+            if _SECRET_VALUE.search(normalize_unicode(value)):
+                s.add('exfiltration', 'secret_in_message', f'{where}: looks like a secret')
+        elif kind == 'content':
+            path = str(args.get('path', ''))
+            if _script_like(path, value):
+                s.scan_shell(value, where)
+        elif kind == 'arg':
+            s.scan_injection(value, where)
+            s.scan_shell(value, where)
+            if _SECRET_RE.search(normalize_unicode(value)):
+                s.add('credential_access', 'secret_path', f'{where}: {value[:80]}')
+            if _SECRET_VALUE.search(value):
+                s.add('exfiltration', 'secret_in_argument', f'{where}: looks like a secret')
+    return s.findings

@@ -1,0 +1,194 @@
+"""The fear node: serves fear/review_action with the FearAgent (fear/agent.py)."""
+
+from dataclasses import dataclass
+import json
+import threading
+
+import rclpy
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+
+from maxim_core.fear.agent import FearAgent, FearConfig, Verdict
+from maxim_core.nodes.clients import GenerateBackend
+from maxim_interfaces.srv import PredictOutcome, ReviewAction
+
+MODES = ('passive', 'active', 'singularity', 'sim')
+
+
+@dataclass(frozen=True)
+class FearNodeConfig:
+    mode: str = 'passive'
+    sandbox_root: str = ''
+    write_roots: tuple = ()
+    llm_review: bool = False
+    llm_timeout_s: float = 10.0
+    nac_block_value: float = 0.1
+    nac_block_confidence: float = 0.85
+    nac_timeout_s: float = 0.5
+
+
+# -- conversions (fear's own; the package conversions.py belongs to the agent's wiring) -------
+def verdict_to_response(verdict: Verdict, response: ReviewAction.Response):
+    response.allowed = bool(verdict.allowed)
+    response.layer = verdict.layer_code
+    response.category = verdict.category
+    response.reason = verdict.reason[:1000]
+    response.risk = float(verdict.risk)
+    response.error_code = ReviewAction.Response.ERROR_NONE
+    if verdict.layer == 'fail_closed' and 'did not answer' in verdict.reason:
+        response.error_code = ReviewAction.Response.ERROR_LLM_TIMEOUT
+        response.error_msg = verdict.reason[:300]
+    return response
+
+
+def prediction_from_response(response) -> tuple[float, float] | None:
+    """(value, confidence) from a PredictOutcome response; None when it knows nothing."""
+    if response is None or not response.available or not response.known or \
+            response.error_code != PredictOutcome.Response.ERROR_NONE:
+        return None
+    return float(response.value), float(response.confidence)
+
+
+class FearNode(Node):
+    """The safety gate every non-introspection tool call passes before it runs.
+
+    Parameters:
+        mode (string): passive | active | singularity | sim; the default review mode (a
+            request's own `mode` field overrides it when set).
+        sandbox.root (string): the workspace; writes outside it are blocked ('' = only
+            system paths count as outside).
+        sandbox.write_roots (string): extra writable folders, comma-separated.
+        llm_review.enabled (bool, false): ask the LLM about ambiguous calls.
+        llm_review.timeout_s (double, 10.0): bound on that review; past it the call is blocked.
+        nac.block_value (double, 0.1), nac.block_confidence (double, 0.85): the NAc rule.
+        nac.timeout_s (double, 0.5): bound on memory/predict_outcome; past it the layer is
+            skipped (and the reason says so).
+    Services:
+        fear/review_action (maxim_interfaces/ReviewAction)
+    Clients:
+        memory/predict_outcome (maxim_interfaces/PredictOutcome)
+        llm/generate (action maxim_interfaces/Generate), only with llm_review.enabled
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__('fear', **kwargs)
+        unit = FloatingPointRange(from_value=0.0, to_value=1.0, step=0.0)
+        positive = FloatingPointRange(from_value=0.01, to_value=600.0, step=0.0)
+        p = self.declare_parameter
+        cfg = FearNodeConfig(
+            mode=p('mode', 'passive', ParameterDescriptor(
+                description='Default review mode: ' + ', '.join(MODES))).value,
+            sandbox_root=p('sandbox.root', '', ParameterDescriptor(
+                description='Workspace folder; writes outside it are blocked',
+                read_only=True)).value,
+            write_roots=tuple(x.strip() for x in p('sandbox.write_roots', '',
+                              ParameterDescriptor(description='Extra writable folders, '
+                                                  'comma-separated', read_only=True)
+                              ).value.split(',') if x.strip()),
+            llm_review=p('llm_review.enabled', False, ParameterDescriptor(
+                description='Ask the LLM about ambiguous calls', read_only=True)).value,
+            llm_timeout_s=p('llm_review.timeout_s', 10.0, ParameterDescriptor(
+                description='Bound on the LLM review (s); past it: blocked',
+                floating_point_range=[positive])).value,
+            nac_block_value=p('nac.block_value', 0.1, ParameterDescriptor(
+                description='Block when the predicted value is below this',
+                floating_point_range=[unit])).value,
+            nac_block_confidence=p('nac.block_confidence', 0.85, ParameterDescriptor(
+                description='... and the confidence above this',
+                floating_point_range=[unit])).value,
+            nac_timeout_s=p('nac.timeout_s', 0.5, ParameterDescriptor(
+                description='Bound on memory/predict_outcome (s)',
+                floating_point_range=[positive])).value,
+        )
+        if cfg.mode not in MODES:
+            raise ValueError(f'fear: mode must be one of {MODES}, got {cfg.mode!r}')
+        self.config = cfg
+        self._clients_group = ReentrantCallbackGroup()
+        self._predict = self.create_client(PredictOutcome, 'memory/predict_outcome',
+                                           callback_group=self._clients_group)
+        self._backend = (GenerateBackend(self, 'fear', self._clients_group,
+                                         timeout_s=cfg.llm_timeout_s, server_wait_s=1.0)
+                         if cfg.llm_review else None)
+        self._agents: dict[str, FearAgent] = {}
+        self._lock = threading.Lock()
+        self.agent(cfg.mode)
+        self.create_service(ReviewAction, 'fear/review_action', self._on_review,
+                            callback_group=MutuallyExclusiveCallbackGroup())
+
+    def agent(self, mode: str) -> FearAgent:
+        """One FearAgent per review mode (the sandbox differs by mode)."""
+        with self._lock:
+            if mode not in self._agents:
+                c = self.config
+                self._agents[mode] = FearAgent(
+                    FearConfig(mode=mode, sandbox_root=c.sandbox_root or None,
+                               write_roots=c.write_roots, llm_review=c.llm_review,
+                               llm_timeout_s=c.llm_timeout_s,
+                               nac_block_value=c.nac_block_value,
+                               nac_block_confidence=c.nac_block_confidence),
+                    backend=self._backend, predict=self._predict_outcome)
+            return self._agents[mode]
+
+    def _predict_outcome(self, tool: str, context: str) -> tuple[float, float] | None:
+        if not self._predict.service_is_ready():
+            return None
+        future = self._predict.call_async(
+            PredictOutcome.Request(tool_name=tool, context=context))
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(self.config.nac_timeout_s):
+            future.cancel()
+            return None
+        return prediction_from_response(future.result())
+
+    def _on_review(self, request: ReviewAction.Request, response: ReviewAction.Response):
+        call = request.call
+        mode = request.mode or self.config.mode
+        if mode not in MODES:
+            response.allowed = False
+            response.layer = ReviewAction.Response.LAYER_FAIL_CLOSED
+            response.reason = f'unknown mode {mode!r}: blocked to be safe'
+            response.risk = 1.0
+            response.error_code = ReviewAction.Response.ERROR_INVALID_REQUEST
+            response.error_msg = response.reason
+            return response
+        try:
+            args = json.loads(call.arguments_json or '{}')
+        except json.JSONDecodeError as exc:
+            response.allowed = False
+            response.layer = ReviewAction.Response.LAYER_DETERMINISTIC
+            response.reason = f'arguments are not valid JSON ({exc.msg}): blocked'
+            response.risk = 1.0
+            response.error_code = ReviewAction.Response.ERROR_INVALID_REQUEST
+            response.error_msg = response.reason
+            return response
+        verdict = self.agent(mode).review(call.tool_name, args, request.context,
+                                          introspection=call.introspection)
+        if not verdict.allowed:
+            self.get_logger().info(f'blocked {call.tool_name} ({verdict.layer}): '
+                                   f'{verdict.reason[:160]}')
+        return verdict_to_response(verdict, response)
+
+    def destroy_node(self):
+        for agent in self._agents.values():
+            agent.close()
+        if self._backend is not None:
+            self._backend.destroy()
+        return super().destroy_node()
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = FearNode()
+    executor = MultiThreadedExecutor(num_threads=3)
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        node.get_logger().debug('fear stopping')
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()

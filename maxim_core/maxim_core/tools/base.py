@@ -1,0 +1,205 @@
+"""The Tool base: a name, a description, a validated JSON-schema input and a structured outcome.
+
+Tools are the only way the mind acts on the world (seed 001). Every call validates its
+arguments with a real JSON-schema validator before anything runs, because a small model's
+arguments are often almost right, and "almost" must fail loudly rather than half-execute.
+Both schema styles of seed 003 are accepted (full JSON Schema, or the flat
+``{"param": {"type": ...}}`` style); they are normalised once, at construction.
+
+`execute()` returns a `ToolOutcome` (or a dict / str that is wrapped into one): success, a
+bounded output the LLM can read, and one of the ToolResult.ERROR_* codes, kept numeric so the
+core needs no message import.
+"""
+
+from dataclasses import dataclass, field
+import json
+from typing import Any, Callable, Mapping
+
+import jsonschema
+
+from maxim_core.prompt.tools import normalize_schema, ToolSpecError
+
+# maxim_interfaces/msg/ToolResult.msg ERROR_* values.
+ERROR_NONE = 0
+ERROR_UNKNOWN_TOOL = 1
+ERROR_INVALID_ARGUMENTS = 2
+ERROR_INACTIVE_TOOL = 3
+ERROR_BLOCKED = 4
+ERROR_EXECUTION = 5
+ERROR_TIMEOUT = 6
+ERROR_VERIFICATION_FAILED = 7
+ERROR_UNAVAILABLE = 8
+
+OUTPUT_MAX_CHARS = 4000     # bound on the text an outcome hands to the LLM
+
+
+class ToolError(Exception):
+    """A tool could not do what it was asked; `code` is a ToolResult.ERROR_* value."""
+
+    def __init__(self, message: str, code: int = ERROR_EXECUTION):
+        super().__init__(message)
+        self.code = code
+
+
+class ToolInputError(ToolError):
+    """The arguments do not fit the tool's input schema."""
+
+    def __init__(self, message: str):
+        super().__init__(message, ERROR_INVALID_ARGUMENTS)
+
+
+class UnknownToolError(ToolError, KeyError):
+    """No tool of that name and no alias for it (a KeyError for the agent loop's resolve)."""
+
+    def __init__(self, message: str):
+        ToolError.__init__(self, message, ERROR_UNKNOWN_TOOL)
+
+    def __str__(self) -> str:
+        return self.args[0] if self.args else ''
+
+
+class InactiveToolError(ToolError):
+    """The tool exists but is outside the current scene's scope."""
+
+    def __init__(self, message: str):
+        super().__init__(message, ERROR_INACTIVE_TOOL)
+
+
+def bounded(text: str, limit: int = OUTPUT_MAX_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    return text[:limit] + f'... [{cut} more characters cut]'
+
+
+@dataclass
+class ToolOutcome:
+    """What a tool call produced: maps onto ToolResult (success, output, error_code/msg)."""
+
+    success: bool
+    output: Any = None            # dict (JSON-able) or text
+    error_code: int = ERROR_NONE
+    error_msg: str = ''
+    tool: str = ''
+    data: dict = field(default_factory=dict)   # structured extras (head goal, file path...)
+
+    def text(self, limit: int = OUTPUT_MAX_CHARS) -> str:
+        """The output as bounded text for the LLM and for ToolResult.output."""
+        if isinstance(self.output, str):
+            body = self.output
+        else:
+            body = json.dumps(self.output, sort_keys=True, default=str)
+        return bounded(body, limit)
+
+    @classmethod
+    def ok(cls, output: Any = None, **data) -> 'ToolOutcome':
+        return cls(True, output, data=dict(data))
+
+    @classmethod
+    def fail(cls, message: str, code: int = ERROR_EXECUTION, output: Any = None,
+             **data) -> 'ToolOutcome':
+        return cls(False, output if output is not None else {'error': message}, code,
+                   message, data=dict(data))
+
+
+class Tool:
+    """A callable action with a validated JSON-schema input.
+
+    Subclasses set `name`, `description`, `input_schema` (either style) and implement
+    `execute(**args)`. `introspection` tools are read-only and bypass the fear gate.
+    """
+
+    name: str = ''
+    description: str = ''
+    input_schema: dict = {}
+    introspection: bool = False
+    category: str = 'user'
+
+    def __init__(self, name: str | None = None, description: str | None = None,
+                 input_schema: Mapping | None = None, introspection: bool | None = None,
+                 category: str | None = None):
+        if name is not None:
+            self.name = name
+        if description is not None:
+            self.description = description
+        if input_schema is not None:
+            self.input_schema = dict(input_schema)
+        if introspection is not None:
+            self.introspection = bool(introspection)
+        if category is not None:
+            self.category = category
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ToolSpecError(f'a tool needs a non-empty name, got {self.name!r}')
+        try:
+            self._schema = normalize_schema(self.input_schema)
+            jsonschema.Draft7Validator.check_schema(self._schema)
+        except jsonschema.SchemaError as exc:
+            raise ToolSpecError(
+                f'tool {self.name!r}: invalid input schema: {exc.message}') from exc
+        self._validator = jsonschema.Draft7Validator(self._schema)
+
+    @property
+    def schema(self) -> dict:
+        """The input schema as JSON Schema (whatever style it was written in)."""
+        return self._schema
+
+    def validate(self, args: Any) -> dict:
+        """The arguments with declared defaults filled in; ToolInputError when they do not fit."""
+        if args is None:
+            args = {}
+        if not isinstance(args, Mapping):
+            raise ToolInputError(f'{self.name}: arguments must be an object, '
+                                 f'not {type(args).__name__}')
+        args = dict(args)
+        errors = sorted(self._validator.iter_errors(args), key=lambda e: list(e.path))
+        if errors:
+            where = '/'.join(str(p) for p in errors[0].path) or '(arguments)'
+            raise ToolInputError(f'{self.name}: {where}: {errors[0].message}')
+        for key, prop in self._schema.get('properties', {}).items():
+            if key not in args and isinstance(prop, Mapping) and 'default' in prop:
+                args[key] = prop['default']
+        return args
+
+    def execute(self, **args) -> 'ToolOutcome | dict | str':
+        raise NotImplementedError(f'tool {self.name!r} does not implement execute()')
+
+    def run(self, args: Any) -> ToolOutcome:
+        """Validate, execute and wrap: never raises for a tool's own failure."""
+        try:
+            clean = self.validate(args)
+            result = self.execute(**clean)
+        except ToolError as exc:
+            outcome = ToolOutcome.fail(str(exc), exc.code)
+        except (OSError, ValueError, TypeError, RuntimeError, LookupError) as exc:
+            # A failing tool is a result the mind must learn from, not a crash of the agent.
+            outcome = ToolOutcome.fail(f'{type(exc).__name__}: {exc}', ERROR_EXECUTION)
+        else:
+            outcome = as_outcome(result)
+        outcome.tool = self.name
+        return outcome
+
+
+def as_outcome(result: Any) -> ToolOutcome:
+    """A ToolOutcome from what `execute` returned."""
+    if isinstance(result, ToolOutcome):
+        return result
+    return ToolOutcome.ok(result)
+
+
+class FunctionTool(Tool):
+    """A tool around a plain function (what `register_tool` and `@tool` build)."""
+
+    def __init__(self, func: Callable[..., Any], name: str | None = None,
+                 description: str | None = None, input_schema: Mapping | None = None,
+                 introspection: bool = False, category: str = 'user'):
+        if not callable(func):
+            raise ToolSpecError(f'a function tool needs a callable, got {func!r}')
+        self.func = func
+        doc = (func.__doc__ or '').strip().split('\n')[0]
+        super().__init__(name or getattr(func, '__name__', None), description or doc,
+                         input_schema if input_schema is not None else {}, introspection,
+                         category)
+
+    def execute(self, **args):
+        return self.func(**args)

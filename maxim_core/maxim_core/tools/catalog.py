@@ -1,0 +1,32 @@
+"""The built-in tool set, assembled from what the running system provides."""
+
+import os
+from typing import Callable
+
+from maxim_core.tools.code import code_tools
+from maxim_core.tools.communication import communication_tools, Gateway
+from maxim_core.tools.filesystem import filesystem_tools, Sandbox
+from maxim_core.tools.introspection import introspection_tools, Query
+from maxim_core.tools.registry import ToolRegistry
+from maxim_core.tools.robot import HeadGoalSender, robot_tools
+
+
+def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
+                        send_head_goal: HeadGoalSender | None = None,
+                        query: Query | None = None,
+                        on_respond: Callable[[str], None] | None = None,
+                        gateway: Gateway | None = None, read_roots=(), write_roots=(),
+                        query_timeout_s: float = 2.0,
+                        registry: ToolRegistry | None = None) -> ToolRegistry:
+    """Every built-in tool: robot, filesystem, code, communication and introspection.
+
+    None for a dependency means that part is absent (headless, no memory, no gateway):
+    the tools still exist and say so in their results.
+    """
+    registry = registry or ToolRegistry()
+    sandbox = Sandbox(mode, root, read_roots, write_roots)
+    for t in (robot_tools(send_head_goal) + filesystem_tools(sandbox) + code_tools(sandbox)
+              + communication_tools(on_respond, gateway)
+              + introspection_tools(query, query_timeout_s)):
+        registry.register(t)
+    return registry

@@ -1,0 +1,343 @@
+"""Filesystem tools (read_file, write_file, edit_file, glob, bash), sandboxed by mode.
+
+The sandbox is enforced here, in the tool, whatever the fear gate decided (defence in
+depth: the gate looks for danger, the sandbox bounds reach). `root` is the workspace.
+
+passive (observe only)
+    read:  files under `root` and the extra `read_roots`.
+    write: nothing (write_file / edit_file fail).
+    bash:  one read-only command from PASSIVE_COMMANDS (ls, cat, head, grep, find without
+           -exec/-delete...), no shell operators at all (no ; | & < > ` $), every path
+           argument inside the readable roots. Run without a shell.
+active (work in the workspace)
+    read:  as passive.
+    write: files under `root` and the extra `write_roots`.
+    bash:  commands from PASSIVE_COMMANDS + ACTIVE_COMMANDS (python, pytest, git, mkdir, cp,
+           mv, rm, sed...), joined by | && || ; only; no command substitution, backticks or
+           variable expansion (so the checks see what runs); `>`/`>>` only into writable
+           roots; every path argument inside the readable roots. Run by bash in `root`.
+singularity (trusted autonomy)
+    read:  anywhere except SECRET_PATHS (ssh keys, shadow, cloud credentials...).
+    write: under `root`, the `write_roots`, and the system temp folder.
+    bash:  any command line, run by bash in `root`; path arguments naming SECRET_PATHS are
+           refused. The fear gate is the main guard in this mode.
+
+Every command runs with a timeout (default 30 s, at most 300 s) and a bounded output.
+"""
+
+import os
+from pathlib import Path
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from typing import Iterable
+
+from maxim_core.tools.base import (bounded, ERROR_TIMEOUT, Tool, ToolError, ToolInputError,
+                                   ToolOutcome)
+
+MODES = ('passive', 'active', 'singularity')
+
+PASSIVE_COMMANDS = frozenset('''
+ls cat head tail wc grep egrep fgrep find pwd echo date stat file du df sort uniq diff cut
+tr basename dirname realpath readlink tree which whoami uname printf true false md5sum
+sha256sum nl column comm cmp
+'''.split())
+ACTIVE_COMMANDS = frozenset('''
+python python3 pytest pip git mkdir touch cp mv rm rmdir sed awk tee ln tar gzip gunzip zip
+unzip make cmake patch xargs env test sleep chmod
+'''.split())
+SECRET_PATHS = ('~/.ssh', '~/.gnupg', '~/.aws', '~/.config/gcloud', '~/.netrc',
+                '~/.git-credentials', '~/.docker/config.json', '~/.kube', '/etc/shadow',
+                '/etc/gshadow', '/etc/sudoers', '/root/.ssh', '/proc/self/environ')
+_OPERATORS = re.compile(r'[;&|<>`$\n\r]')
+_ACTIVE_FORBIDDEN = re.compile(r'`|\$[({A-Za-z0-9_@*?!#$-]|<\(|>\(')
+_FIND_FORBIDDEN = ('-exec', '-execdir', '-delete', '-ok', '-okdir', '-fprint', '-fls')
+MAX_TIMEOUT_S = 300.0
+READ_MAX_BYTES = 256_000
+
+
+class SandboxError(ToolError):
+    """The mode does not allow this path or command."""
+
+
+def _inside(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == r or r in path.parents for r in roots)
+
+
+class Sandbox:
+    """Which paths and commands a mode allows (see the module docstring)."""
+
+    def __init__(self, mode: str, root: str | os.PathLike,
+                 read_roots: Iterable[str | os.PathLike] = (),
+                 write_roots: Iterable[str | os.PathLike] = ()):
+        if mode not in MODES:
+            raise ValueError(f'unknown mode {mode!r}; one of {", ".join(MODES)}')
+        self.mode = mode
+        self.root = Path(root).expanduser().resolve()
+        if not self.root.is_dir():
+            raise ValueError(f'sandbox root {self.root} is not a folder')
+        self.read_roots = [self.root] + [Path(p).expanduser().resolve() for p in read_roots]
+        self.write_roots = [self.root] + [Path(p).expanduser().resolve() for p in write_roots]
+        if mode == 'singularity':
+            self.write_roots.append(Path(tempfile.gettempdir()).resolve())
+        self.secrets = [Path(os.path.expanduser(p)).resolve() for p in SECRET_PATHS]
+
+    def resolve(self, path: str) -> Path:
+        if not isinstance(path, str) or not path.strip():
+            raise ToolInputError('a path must be a non-empty string')
+        if '\x00' in path:
+            raise SandboxError('a path must not contain NUL bytes')
+        p = Path(path).expanduser()
+        if not p.is_absolute():
+            p = self.root / p
+        return p.resolve()     # follows symlinks: a link out of the sandbox stays out
+
+    def _is_secret(self, p: Path) -> bool:
+        return _inside(p, self.secrets) or p.name.startswith('id_rsa') or \
+            p.name.startswith('id_ed25519')
+
+    def check_read(self, path: str) -> Path:
+        p = self.resolve(path)
+        if self._is_secret(p):
+            raise SandboxError(f'{path}: secrets are never readable by tools')
+        if self.mode != 'singularity' and not _inside(p, self.read_roots):
+            raise SandboxError(f'{path}: outside the readable folders in {self.mode} mode '
+                               f'({", ".join(str(r) for r in self.read_roots)})')
+        return p
+
+    def check_write(self, path: str) -> Path:
+        if self.mode == 'passive':
+            raise SandboxError(f'{path}: writing is not allowed in passive mode')
+        p = self.resolve(path)
+        if self._is_secret(p) or not _inside(p, self.write_roots):
+            raise SandboxError(f'{path}: outside the writable folders in {self.mode} mode '
+                               f'({", ".join(str(r) for r in self.write_roots)})')
+        return p
+
+    def check_command(self, command: str) -> list[str] | None:
+        """argv to run without a shell (passive), or None to run the line with bash."""
+        if not isinstance(command, str) or not command.strip():
+            raise ToolInputError('bash: the command must be a non-empty string')
+        if self.mode == 'passive':
+            if _OPERATORS.search(command):
+                raise SandboxError('bash: shell operators (; | & < > ` $) are not allowed '
+                                   'in passive mode')
+            argv = self._split(command)
+            self._check_segment(argv, PASSIVE_COMMANDS)
+            return argv
+        if self.mode == 'active':
+            if _ACTIVE_FORBIDDEN.search(command):
+                raise SandboxError('bash: command substitution and variable expansion are '
+                                   'not allowed in active mode')
+            lexer = shlex.shlex(command, posix=True, punctuation_chars=';&|<>')
+            lexer.whitespace_split = True
+            try:
+                tokens = list(lexer)
+            except ValueError as exc:
+                raise ToolInputError(f'bash: cannot parse the command: {exc}') from exc
+            segment: list[str] = []
+            redirect = False
+            for tok in tokens + [';']:
+                if tok in (';', '&&', '||', '|'):
+                    if segment:
+                        self._check_segment(segment, PASSIVE_COMMANDS | ACTIVE_COMMANDS)
+                    segment = []
+                elif tok in ('>', '>>'):
+                    redirect = True
+                elif tok in ('<',):
+                    continue
+                elif set(tok) <= set(';&|<>'):
+                    raise SandboxError(f'bash: operator {tok!r} is not allowed in active mode')
+                elif redirect:
+                    self.check_write(tok)
+                    redirect = False
+                else:
+                    segment.append(tok)
+            return None
+        for tok in self._split(command, strict=False):
+            if tok.startswith(('/', '~')) and self._is_secret(self.resolve(tok)):
+                raise SandboxError(f'bash: {tok} is a secret; tools never touch it')
+        return None
+
+    def _split(self, command: str, strict: bool = True) -> list[str]:
+        try:
+            return shlex.split(command)
+        except ValueError as exc:
+            if strict:
+                raise ToolInputError(f'bash: cannot parse the command: {exc}') from exc
+            return command.split()
+
+    def _check_segment(self, argv: list[str], allowed: frozenset) -> None:
+        prog = os.path.basename(argv[0])
+        if prog not in allowed:
+            raise SandboxError(f'bash: {prog!r} is not allowed in {self.mode} mode')
+        if prog == 'find' and any(a in _FIND_FORBIDDEN for a in argv):
+            raise SandboxError('bash: find with -exec/-delete is not allowed here')
+        for arg in argv[1:]:
+            if arg.startswith('-') and '=' not in arg:
+                continue
+            value = arg.split('=', 1)[1] if arg.startswith('-') else arg
+            if value.startswith(('/', '~', '..')) or '/..' in value:
+                self.check_read(value)
+
+
+def _env(root: Path) -> dict:
+    keep = ('PATH', 'LANG', 'LC_ALL', 'VIRTUAL_ENV', 'PYTHONPATH', 'TERM')
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env['HOME'] = str(root)
+    return env
+
+
+def run_process(argv: list[str], cwd: Path, timeout_s: float, max_chars: int = 8000) -> dict:
+    """Run argv with a timeout; a structured, bounded result (ToolError on timeout)."""
+    try:
+        proc = subprocess.run(argv, cwd=cwd, env=_env(cwd), capture_output=True, text=True,
+                              timeout=timeout_s, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        raise ToolError(f'{os.path.basename(argv[0])} did not finish within {timeout_s} s',
+                        ERROR_TIMEOUT) from exc
+    except FileNotFoundError as exc:
+        raise ToolError(f'{argv[0]}: command not found') from exc
+    return {'exit_code': proc.returncode, 'stdout': bounded(proc.stdout, max_chars),
+            'stderr': bounded(proc.stderr, max_chars // 4)}
+
+
+class _FsTool(Tool):
+    category = 'filesystem'
+
+    def __init__(self, sandbox: Sandbox):
+        super().__init__()
+        self.sandbox = sandbox
+
+    def rel(self, p: Path) -> str:
+        return str(p.relative_to(self.sandbox.root)) if _inside(p, [self.sandbox.root]) \
+            else str(p)
+
+
+class ReadFileTool(_FsTool):
+    name = 'read_file'
+    description = 'Read a text file.'
+    input_schema = {'type': 'object', 'properties': {
+        'path': {'type': 'string', 'maxLength': 1024},
+        'offset': {'type': 'integer', 'minimum': 0, 'default': 0},
+        'limit': {'type': 'integer', 'minimum': 1, 'maximum': 2000, 'default': 200}},
+        'required': ['path']}
+
+    def execute(self, path: str, offset: int = 0, limit: int = 200) -> dict:
+        p = self.sandbox.check_read(path)
+        if not p.is_file():
+            raise ToolError(f'read_file: {path} is not a file')
+        with p.open('r', encoding='utf-8', errors='replace') as f:
+            text = f.read(READ_MAX_BYTES)
+        lines = text.splitlines()
+        chunk = lines[offset:offset + limit]
+        return {'path': self.rel(p), 'content': bounded('\n'.join(chunk)),
+                'lines': len(chunk), 'total_lines': len(lines),
+                'truncated': offset + limit < len(lines)}
+
+
+class WriteFileTool(_FsTool):
+    name = 'write_file'
+    description = 'Create or overwrite a text file.'
+    input_schema = {'type': 'object', 'properties': {
+        'path': {'type': 'string', 'maxLength': 1024},
+        'content': {'type': 'string', 'maxLength': 200_000}},
+        'required': ['path', 'content']}
+
+    def execute(self, path: str, content: str) -> ToolOutcome:
+        p = self.sandbox.check_write(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content, encoding='utf-8')
+        return ToolOutcome.ok({'path': self.rel(p), 'bytes': len(content.encode('utf-8'))},
+                              path=str(p), content=content)
+
+
+class EditFileTool(_FsTool):
+    name = 'edit_file'
+    description = 'Replace one occurrence of old_text by new_text in a file.'
+    input_schema = {'type': 'object', 'properties': {
+        'path': {'type': 'string', 'maxLength': 1024},
+        'old_text': {'type': 'string', 'minLength': 1},
+        'new_text': {'type': 'string'},
+        'context_before': {'type': 'string', 'default': ''},
+        'context_after': {'type': 'string', 'default': ''}},
+        'required': ['path', 'old_text', 'new_text']}
+
+    def execute(self, path: str, old_text: str, new_text: str, context_before: str = '',
+                context_after: str = '') -> ToolOutcome:
+        p = self.sandbox.check_write(path)
+        if not p.is_file():
+            raise ToolError(f'edit_file: {path} is not a file')
+        text = p.read_text(encoding='utf-8')
+        starts = [m.start() for m in re.finditer(re.escape(old_text), text)]
+        if not starts:
+            raise ToolError(f'edit_file: old_text not found in {path}')
+        matches = [s for s in starts
+                   if text[:s].endswith(context_before)
+                   and text[s + len(old_text):].startswith(context_after)]
+        if not matches:
+            raise ToolError(f'edit_file: old_text occurs {len(starts)} times but none has '
+                            'that context_before/context_after')
+        if len(matches) > 1:
+            raise ToolError(f'edit_file: old_text occurs {len(matches)} times with this '
+                            'context; give context_before/context_after to pick one')
+        s = matches[0]
+        new = text[:s] + new_text + text[s + len(old_text):]
+        p.write_text(new, encoding='utf-8')
+        line = text.count('\n', 0, s) + 1
+        return ToolOutcome.ok({'path': self.rel(p), 'line': line,
+                               'replaced_chars': len(old_text)}, path=str(p), content=new)
+
+
+class GlobTool(_FsTool):
+    name = 'glob'
+    description = 'List files matching a glob pattern.'
+    input_schema = {'type': 'object', 'properties': {
+        'pattern': {'type': 'string', 'maxLength': 256},
+        'limit': {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'default': 100}},
+        'required': ['pattern']}
+
+    def execute(self, pattern: str, limit: int = 100) -> dict:
+        if pattern.startswith('/') or '..' in Path(pattern).parts:
+            raise SandboxError('glob: patterns are relative to the workspace, without ..')
+        found = []
+        total = 0
+        for p in sorted(self.sandbox.root.glob(pattern)):
+            rp = p.resolve()
+            if not _inside(rp, self.sandbox.read_roots) or self.sandbox._is_secret(rp):
+                continue
+            total += 1
+            if len(found) < limit:
+                found.append(self.rel(p) + ('/' if p.is_dir() else ''))
+        return {'pattern': pattern, 'paths': found, 'total': total,
+                'truncated': total > len(found)}
+
+
+class BashTool(_FsTool):
+    name = 'bash'
+    description = 'Run a shell command in the workspace.'
+    input_schema = {
+        'type': 'object',
+        'properties': {
+            'command': {'type': 'string', 'maxLength': 4000},
+            'timeout_s': {'type': 'number', 'exclusiveMinimum': 0, 'maximum': MAX_TIMEOUT_S,
+                          'default': 30}},
+        'required': ['command']}
+
+    def execute(self, command: str, timeout_s: float = 30.0) -> ToolOutcome:
+        argv = self.sandbox.check_command(command)
+        if argv is None:
+            shell = shutil.which('bash') or '/bin/bash'
+            argv = [shell, '--noprofile', '--norc', '-c', command]
+        result = run_process(argv, self.sandbox.root, timeout_s)
+        result['command'] = command
+        if result['exit_code'] != 0:
+            return ToolOutcome.fail(f'exit code {result["exit_code"]}', output=result)
+        return ToolOutcome.ok(result)
+
+
+def filesystem_tools(sandbox: Sandbox) -> list[Tool]:
+    return [cls(sandbox) for cls in (ReadFileTool, WriteFileTool, EditFileTool, GlobTool,
+                                     BashTool)]

@@ -1,0 +1,151 @@
+"""Robot tools: head goals for maxim_perception's head controller.
+
+Each tool builds a dict with the fields of maxim_interfaces/HeadGoal (goal_id, requested_by,
+mode, pan, tilt, track_id, target_label, speed, duration_s) and hands it to an injected
+`send_head_goal(dict)`; the agent node turns it into a message on `head/goal`. With no sender
+(headless: no head at all) the tool does not pretend: it fails with ERROR_UNAVAILABLE and says
+it is headless, so the mind learns that moving does nothing here.
+
+Angles are checked against the head's joint limits (the URDF's: pan +-2.6, tilt +-0.8 rad)
+before anything is sent, so an out-of-range goal is an argument error, not a strained servo.
+"""
+
+from typing import Callable
+import uuid
+
+from maxim_core.tools.base import ERROR_UNAVAILABLE, Tool, ToolInputError, ToolOutcome
+
+# maxim_interfaces/msg/HeadGoal.msg MODE_* values.
+MODE_MOVE = 0
+MODE_MOVE_RELATIVE = 1
+MODE_TRACK_TARGET = 2
+MODE_FOCUS_INTERESTS = 3
+MODE_NOVELTY_TRACK = 4
+MODE_RELEASE = 5
+MODE_STOP = 6
+
+PAN_LIMITS = (-2.6, 2.6)
+TILT_LIMITS = (-0.8, 0.8)
+
+HeadGoalSender = Callable[[dict], None]
+
+_DURATION = {'type': 'number', 'minimum': 0, 'maximum': 600, 'default': 0,
+             'description': 'seconds the goal holds (0 = until replaced)'}
+_SPEED = {'type': 'number', 'minimum': 0, 'maximum': 1, 'default': 0,
+          'description': 'fraction of the maximum speed (0 = default)'}
+
+
+def head_goal(requested_by: str, mode: int, pan: float = 0.0, tilt: float = 0.0,
+              track_id: int = 0, target_label: str = '', speed: float = 0.0,
+              duration_s: float = 0.0) -> dict:
+    """A HeadGoal-shaped dict with a fresh goal id."""
+    return {'goal_id': uuid.uuid4().hex[:12], 'requested_by': requested_by, 'mode': int(mode),
+            'pan': float(pan), 'tilt': float(tilt), 'track_id': int(track_id),
+            'target_label': str(target_label), 'speed': float(speed),
+            'duration_s': float(duration_s)}
+
+
+class _HeadTool(Tool):
+    category = 'robot'
+
+    def __init__(self, send_head_goal: HeadGoalSender | None = None,
+                 pan_limits: tuple[float, float] = PAN_LIMITS,
+                 tilt_limits: tuple[float, float] = TILT_LIMITS):
+        super().__init__()
+        self.send_head_goal = send_head_goal
+        self.pan_limits = pan_limits
+        self.tilt_limits = tilt_limits
+
+    def _send(self, goal: dict, summary: str) -> ToolOutcome:
+        if self.send_head_goal is None:
+            return ToolOutcome.fail(
+                f'headless: no head to move, {self.name} did nothing', ERROR_UNAVAILABLE,
+                output={'available': False, 'headless': True, 'goal': goal}, goal=goal)
+        self.send_head_goal(goal)
+        return ToolOutcome.ok({'sent': True, 'summary': summary, 'goal_id': goal['goal_id']},
+                              goal=goal)
+
+
+class MoveTool(_HeadTool):
+    name = 'move'
+    description = 'Turn the head to a pan/tilt angle (radians), or by an offset.'
+    input_schema = {
+        'type': 'object',
+        'properties': {
+            'pan': {'type': 'number', 'description': 'radians, left positive'},
+            'tilt': {'type': 'number', 'description': 'radians, up positive'},
+            'relative': {'type': 'boolean', 'default': False,
+                         'description': 'move by an offset from the current pose'},
+            'speed': _SPEED,
+            'duration_s': _DURATION,
+        },
+        'required': ['pan', 'tilt'],
+    }
+
+    def execute(self, pan: float, tilt: float, relative: bool = False, speed: float = 0.0,
+                duration_s: float = 0.0) -> ToolOutcome:
+        if not relative:
+            lo, hi = self.pan_limits
+            if not lo <= pan <= hi:
+                raise ToolInputError(f'move: pan {pan} is outside the joint range [{lo}, {hi}]')
+            lo, hi = self.tilt_limits
+            if not lo <= tilt <= hi:
+                raise ToolInputError(f'move: tilt {tilt} is outside the joint range '
+                                     f'[{lo}, {hi}]')
+        else:
+            span_p = self.pan_limits[1] - self.pan_limits[0]
+            span_t = self.tilt_limits[1] - self.tilt_limits[0]
+            if abs(pan) > span_p or abs(tilt) > span_t:
+                raise ToolInputError('move: the relative offset exceeds the joint range')
+        mode = MODE_MOVE_RELATIVE if relative else MODE_MOVE
+        goal = head_goal(self.name, mode, pan, tilt, speed=speed, duration_s=duration_s)
+        what = 'by' if relative else 'to'
+        return self._send(goal, f'head moving {what} pan {pan:.2f}, tilt {tilt:.2f} rad')
+
+
+class TrackTargetTool(_HeadTool):
+    name = 'track_target'
+    description = 'Follow one target with the head, by track id or label.'
+    input_schema = {
+        'type': 'object',
+        'properties': {
+            'target_label': {'type': 'string', 'maxLength': 64, 'default': '',
+                             'description': 'what to follow, e.g. "person"'},
+            'track_id': {'type': 'integer', 'minimum': 0, 'default': 0,
+                         'description': 'tracker id (0 = use the label)'},
+            'duration_s': _DURATION,
+        },
+    }
+
+    def execute(self, target_label: str = '', track_id: int = 0,
+                duration_s: float = 0.0) -> ToolOutcome:
+        if not target_label.strip() and track_id == 0:
+            raise ToolInputError('track_target: give a target_label or a track_id')
+        goal = head_goal(self.name, MODE_TRACK_TARGET, track_id=track_id,
+                         target_label=target_label.strip(), duration_s=duration_s)
+        return self._send(goal, f'tracking {target_label or f"track {track_id}"}')
+
+
+class FocusInterestsTool(_HeadTool):
+    name = 'focus_interests'
+    description = 'Look at the most salient things in turn.'
+    input_schema = {'type': 'object', 'properties': {'duration_s': _DURATION}}
+
+    def execute(self, duration_s: float = 0.0) -> ToolOutcome:
+        goal = head_goal(self.name, MODE_FOCUS_INTERESTS, duration_s=duration_s)
+        return self._send(goal, 'looking at the most salient things in turn')
+
+
+class NoveltyTrackTool(_HeadTool):
+    name = 'novelty_track'
+    description = 'Follow whatever is most novel in view.'
+    input_schema = {'type': 'object', 'properties': {'duration_s': _DURATION}}
+
+    def execute(self, duration_s: float = 0.0) -> ToolOutcome:
+        goal = head_goal(self.name, MODE_NOVELTY_TRACK, duration_s=duration_s)
+        return self._send(goal, 'following whatever is most novel')
+
+
+def robot_tools(send_head_goal: HeadGoalSender | None = None) -> list[Tool]:
+    return [cls(send_head_goal) for cls in (MoveTool, TrackTargetTool, FocusInterestsTool,
+                                            NoveltyTrackTool)]
