@@ -5,6 +5,7 @@
     maxim nodes    list the nodes of each graph
     maxim check    check that every dependency imports
     maxim report   plots and figures of a session recording (--record)
+    maxim scenario run|list|agent|generate   the simulation orchestrator's scenarios
 
 Missing or broken dependencies are reported in one line with what to do, never a traceback.
 """
@@ -136,6 +137,10 @@ def _check(_args) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = list(argv if argv is not None else sys.argv[1:])
+    if argv[:1] == ['scenario']:  # the simulation orchestrator has its own command line
+        from maxim_core.sim.cli import main as scenario_main
+        sys.exit(scenario_main(argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, 'command', None):

@@ -116,6 +116,7 @@ class Runner:
         """Spin until Ctrl-C, SIGTERM or the configured duration."""
         deadline = time.monotonic() + self.config.duration_s if self.config.duration_s else None
         spinner = threading.Thread(target=self._spin_executor, name='executor', daemon=True)
+        self._spinner = spinner
         spinner.start()
         while not self._stop.is_set():
             remaining = None if deadline is None else deadline - time.monotonic()
@@ -136,6 +137,11 @@ class Runner:
         import rclpy
         if self.executor is not None:
             self.executor.shutdown(timeout_sec=5.0)
+        spinner = getattr(self, '_spinner', None)
+        if spinner is not None:
+            # A spin thread still inside rcl at interpreter exit aborts the process
+            # (std::terminate): wait for it to leave before anything is destroyed.
+            spinner.join(timeout=10.0)
         for node in reversed(self.nodes):
             try:
                 node.destroy_node()

@@ -73,7 +73,7 @@ class MoveTool(_HeadTool):
         'type': 'object',
         'properties': {
             'pan': {'type': 'number', 'description': 'radians, left positive'},
-            'tilt': {'type': 'number', 'description': 'radians, up positive'},
+            'tilt': {'type': 'number', 'description': 'radians, down positive (REP 103)'},
             'relative': {'type': 'boolean', 'default': False,
                          'description': 'move by an offset from the current pose'},
             'speed': _SPEED,

@@ -1,0 +1,511 @@
+"""Multi-cycle deliberation: the PFC's inner monologue (seed 000).
+
+Each cycle enriches the percept (cycle 1) or the previous thought (cycle 2+) from memory,
+asks the model for `{"reasoning", "ready_to_act", "action"}` under a schema generated from the
+tools active at that moment (so it can only name a tool that exists and is in scope), and
+either stops (ready to act, converged with the previous thought, cycle cap) or feeds the
+reasoning back. The transcript "[Cycle n] You thought / Your experience responded" keeps
+within min(2000, 0.3 x available) tokens, oldest entries dropped first.
+
+Every failure ends in a named outcome after a bounded retry budget: timeout, model_error,
+unparsable, cancelled (and gated, for the ThoughtGate). Thoughts go to `on_thought` as they
+form; their fields map onto maxim_interfaces/msg/Thought.msg.
+"""
+
+from dataclasses import dataclass, field
+import json
+import threading
+import time
+from typing import Any, Callable, Mapping, Sequence
+import uuid
+
+import jsonschema
+
+from maxim_core.deliberation.energy import EnergyBudget
+from maxim_core.deliberation.enrichment import BioEnrichmentPipeline, Enrichment
+from maxim_core.deliberation.salience import jaccard, thought_salience, THOUGHT, WorkingMemorySet
+from maxim_core.llm.backend import (BAD_REQUEST, Backend, CANCELLED, LLMError, STOP_CANCELLED,
+                                    TIMEOUT)
+from maxim_core.prompt.builder import BuiltPrompt, PromptBudgetError, PromptBuilder
+from maxim_core.prompt.tools import as_tool_spec, normalize_schema, ToolSpecError
+
+# Thought.msg KIND_* and STATUS_*.
+KIND_DELIBERATION = 0
+KIND_IDLE = 1
+KIND_STATUS = 2
+STATUS_OK = 0
+STATUS_TIMEOUT = 1
+STATUS_MODEL_ERROR = 2
+STATUS_UNPARSABLE = 3
+STATUS_CANCELLED = 4
+STATUS_GATED = 5
+
+# Deliberation outcomes (the agent loop's Decision.status) and Deliberate.action codes.
+READY = 'ready'
+CONVERGED = 'converged'
+CYCLE_CAP = 'cycle_cap'
+GATED = 'gated'
+OUT_TIMEOUT = 'timeout'
+OUT_MODEL_ERROR = 'model_error'
+OUT_UNPARSABLE = 'unparsable'
+OUT_CANCELLED = 'cancelled'
+RESULT_CODES = {'acted': 0, READY: 1, CONVERGED: 2, CYCLE_CAP: 3, GATED: 4, OUT_TIMEOUT: 5,
+                OUT_MODEL_ERROR: 6, OUT_UNPARSABLE: 7, OUT_CANCELLED: 8}
+_STATUS_OF = {OUT_TIMEOUT: STATUS_TIMEOUT, OUT_MODEL_ERROR: STATUS_MODEL_ERROR,
+              OUT_UNPARSABLE: STATUS_UNPARSABLE, OUT_CANCELLED: STATUS_CANCELLED,
+              GATED: STATUS_GATED}
+STATUS_NAMES = {STATUS_OK: 'OK', STATUS_TIMEOUT: 'TIMEOUT', STATUS_MODEL_ERROR: 'MODEL_ERROR',
+                STATUS_UNPARSABLE: 'UNPARSABLE', STATUS_CANCELLED: 'CANCELLED',
+                STATUS_GATED: 'GATED'}
+
+
+@dataclass
+class Thought:
+    """One thought as it forms (Thought.msg)."""
+
+    deliberation_id: str
+    cycle: int
+    max_cycles: int
+    text: str = ''
+    kind: int = KIND_DELIBERATION
+    status: int = STATUS_OK
+    status_msg: str = ''
+    salience: float = 0.0
+    enriched_by: list[str] = field(default_factory=list)
+    experience: str = ''
+    skipped: dict[str, str] = field(default_factory=dict)   # provider -> why (not in msg)
+    ready_to_act: bool = False
+    converged: bool = False
+    jaccard_previous: float = 0.0
+    action: dict | None = None
+    enrichment_s: float = 0.0
+    llm_s: float = 0.0
+    cycle_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 0
+
+    @property
+    def action_json(self) -> str:
+        return json.dumps(self.action, sort_keys=True) if self.action else ''
+
+
+@dataclass
+class TranscriptEntry:
+    """One transcript entry (TranscriptEntry.msg)."""
+
+    cycle: int
+    thought: str
+    experience: str = ''
+    tokens: int = 0
+
+    def render(self) -> str:
+        text = f'[Cycle {self.cycle}] You thought: {self.thought}'
+        if self.experience:
+            text += f'\nYour experience responded:\n{self.experience}'
+        return text
+
+
+@dataclass
+class DeliberationResult:
+    """How a deliberation ended (Deliberate.action result)."""
+
+    status: str                 # READY, CONVERGED, CYCLE_CAP, GATED or a failure outcome
+    deliberation_id: str
+    status_msg: str = ''
+    cycles: int = 0
+    reasoning: str = ''
+    action: dict | None = None
+    thoughts: list[Thought] = field(default_factory=list)
+    transcript: list[TranscriptEntry] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    inference_s: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status in (OUT_TIMEOUT, OUT_MODEL_ERROR, OUT_UNPARSABLE, OUT_CANCELLED)
+
+    @property
+    def code(self) -> int:
+        return RESULT_CODES[self.status]
+
+    @property
+    def action_json(self) -> str:
+        return json.dumps(self.action, sort_keys=True) if self.action else ''
+
+    @property
+    def confidence(self) -> float:
+        """How the deliberation ended, not a probability: ready 1, converged its Jaccard,
+        cycle cap 0.5, failures and gated 0."""
+        if self.status == READY:
+            return 1.0
+        if self.status == CONVERGED and self.thoughts:
+            return float(self.thoughts[-1].jaccard_previous)
+        return 0.5 if self.status == CYCLE_CAP else 0.0
+
+
+@dataclass(frozen=True)
+class DeliberationConfig:
+    """Node parameters `deliberation.*`."""
+
+    max_cycles: int = 3
+    convergence_threshold: float = 0.8
+    max_tokens: int = 192              # per answer
+    temperature: float = 0.8
+    top_p: float = 0.95
+    top_k: int = 40
+    repeat_penalty: float = 1.1
+    seed: int = -1
+    retries: int = 2                   # extra attempts per cycle on timeout/error/unparsable
+    llm_timeout_s: float = 60.0        # per call, checked as tokens arrive
+    transcript_cap_tokens: int = 2000
+    transcript_fraction: float = 0.3
+    context_margin_tokens: int = 16    # BOS and joins the builder cannot see
+    working_memory_items: int = 3
+
+    def __post_init__(self):
+        if self.max_cycles < 1:
+            raise ValueError('max_cycles must be >= 1')
+        if not 0.0 < self.convergence_threshold <= 1.0:
+            raise ValueError('convergence_threshold must be within (0, 1]')
+        if self.max_tokens < 16 or self.retries < 0 or self.llm_timeout_s <= 0:
+            raise ValueError('need max_tokens >= 16, retries >= 0, llm_timeout_s > 0')
+        if not 0.0 < self.transcript_fraction <= 1.0 or self.transcript_cap_tokens < 0:
+            raise ValueError('transcript_fraction within (0, 1], transcript_cap_tokens >= 0')
+
+
+def tool_arg_schemas(tools: Sequence[Any]) -> dict[str, dict]:
+    """name -> closed JSON-schema of the arguments, for the tools given (the active set)."""
+    out: dict[str, dict] = {}
+    for tool in tools:
+        spec = as_tool_spec(tool)
+        if spec.name in out:
+            raise ToolSpecError(f'duplicate active tool {spec.name!r}')
+        out[spec.name] = normalize_schema(spec.input_schema, strict=True)
+    return out
+
+
+def decision_schema(arg_schemas: Mapping[str, dict]) -> dict:
+    """The answer schema: `action` is null or one active tool with its own arguments."""
+    actions: list[dict] = [{'type': 'null'}]
+    for name, args in arg_schemas.items():
+        actions.append({'type': 'object',
+                        'properties': {'tool': {'const': name}, 'args': args},
+                        'required': ['tool', 'args'], 'additionalProperties': False})
+    return {'type': 'object',
+            'properties': {'reasoning': {'type': 'string'},
+                           'ready_to_act': {'type': 'boolean'},
+                           'action': {'anyOf': actions}},
+            'required': ['reasoning', 'ready_to_act', 'action'],
+            'additionalProperties': False}
+
+
+def parse_answer(text: str, schema: dict, active: Sequence[str]) -> dict:
+    """The answer as a dict, or ValueError saying why it does not fit the schema."""
+    try:
+        answer = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f'not JSON ({exc.msg} at {exc.pos}): {text[:80]!r}') from exc
+    try:
+        jsonschema.validate(answer, schema)
+    except jsonschema.ValidationError as exc:
+        raise ValueError(f'does not fit the schema: {exc.message[:160]}') from exc
+    action = answer['action']
+    if action is not None and action['tool'] not in active:
+        raise ValueError(f'names inactive tool {action["tool"]!r}')
+    return answer
+
+
+def fit_transcript(entries: Sequence[TranscriptEntry], budget: int,
+                   count_tokens: Callable[[str], int]) -> tuple[list[TranscriptEntry], int]:
+    """Keep the newest entries within `budget` tokens, oldest dropped first.
+
+    The newest entry is kept even alone over budget, shortened (experience first, then the
+    thought, by words) so the model always sees where its last thought went.
+    Returns (kept, dropped count).
+    """
+    kept: list[TranscriptEntry] = []
+    total = 0
+    for entry in reversed(entries):
+        entry.tokens = int(count_tokens(entry.render()))
+        if total + entry.tokens > budget:
+            if not kept and budget > 0:
+                kept.append(_shorten(entry, budget, count_tokens))
+            break
+        kept.append(entry)
+        total += entry.tokens
+    kept.reverse()
+    return kept, len(entries) - len(kept)
+
+
+def _longest(n: int, fits: Callable[[int], bool]) -> int:
+    """The largest k in 0..n with fits(k) (fits is monotone: true up to some k)."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _shorten(entry: TranscriptEntry, budget: int,
+             count_tokens: Callable[[str], int]) -> TranscriptEntry:
+    t_words, e_words = entry.thought.split(' '), entry.experience.split(' ')
+
+    def make(nt: int, ne: int) -> TranscriptEntry:
+        thought = ' '.join(t_words[:nt]) + (' ...' if nt < len(t_words) else '')
+        experience = (' '.join(e_words[:ne]) + (' ...' if ne < len(e_words) else '')
+                      if ne else '')
+        return TranscriptEntry(entry.cycle, thought, experience)
+
+    def fits(nt: int, ne: int) -> bool:
+        return count_tokens(make(nt, ne).render()) <= budget
+
+    if fits(len(t_words), 0):
+        out = make(len(t_words), _longest(len(e_words), lambda k: fits(len(t_words), k)))
+    else:
+        out = make(_longest(len(t_words), lambda k: fits(k, 0)), 0)
+    out.tokens = int(count_tokens(out.render()))
+    return out
+
+
+class _Failure(Exception):
+    def __init__(self, outcome: str, message: str):
+        super().__init__(message)
+        self.outcome = outcome
+        self.message = message
+
+
+class Deliberator:
+    """Runs deliberations on a Backend.
+
+    `grammar_for(arg_schemas) -> str` (optional; e.g. maxim_core.llm.grammar
+    .deliberation_grammar) gives a lean GBNF for the active tools; without it the answer
+    schema goes to the backend as `json_schema`. Answers are validated against the schema
+    either way.
+    """
+
+    def __init__(self, backend: Backend, builder: PromptBuilder | None = None,
+                 enrichment: BioEnrichmentPipeline | None = None,
+                 config: DeliberationConfig = DeliberationConfig(),
+                 grammar_for: Callable[[dict], str] | None = None,
+                 energy: EnergyBudget | None = None,
+                 working_memory: WorkingMemorySet | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.backend = backend
+        self.count_tokens = lambda text: len(backend.tokenize(text))
+        self.builder = builder or PromptBuilder(self.count_tokens)
+        self.enrichment = enrichment
+        self.config = config
+        self.grammar_for = grammar_for
+        self.energy = energy or EnergyBudget(clock=clock)
+        self.wm = working_memory or WorkingMemorySet(clock=clock)
+        self.clock = clock
+        self._cancel = threading.Event()
+
+    # -- budgets -----------------------------------------------------------------------------
+    @property
+    def available_tokens(self) -> int:
+        """Prompt tokens the context leaves after the answer and a margin."""
+        c = self.config
+        return int(self.backend.n_ctx) - c.max_tokens - c.context_margin_tokens
+
+    @property
+    def transcript_budget(self) -> int:
+        c = self.config
+        return int(min(c.transcript_cap_tokens, c.transcript_fraction * self.available_tokens))
+
+    def cancel(self) -> None:
+        """Cancel the running deliberation (it ends with outcome 'cancelled')."""
+        self._cancel.set()
+
+    # -- outcomes without thinking -----------------------------------------------------------
+    def gated(self, reason: str, on_thought: Callable[[Thought], None] | None = None,
+              deliberation_id: str | None = None) -> DeliberationResult:
+        """The ThoughtGate said no: a GATED status thought, and the gated outcome."""
+        did = deliberation_id or uuid.uuid4().hex[:12]
+        thought = Thought(did, 0, 0, kind=KIND_STATUS, status=STATUS_GATED, status_msg=reason,
+                          text=f'(not thinking: {reason})')
+        if on_thought is not None:
+            on_thought(thought)
+        return DeliberationResult(GATED, did, reason, thoughts=[thought])
+
+    # -- deliberation ------------------------------------------------------------------------
+    def deliberate(self, percept: str, tools: Sequence[Any] | Callable[[], Sequence[Any]],
+                   *, goal: str = '', context: str = '', max_cycles: int = 0,
+                   on_thought: Callable[[Thought], None] | None = None,
+                   cancel: Callable[[], bool] | None = None,
+                   deliberation_id: str | None = None) -> DeliberationResult:
+        """Deliberate on `percept` with `tools` active (a callable is asked every cycle).
+
+        One deliberation at a time per Deliberator (the node runs them on one worker).
+        """
+        if not isinstance(percept, str) or not percept.strip():
+            raise ValueError('percept must be a non-empty text')
+        if max_cycles < 0:
+            raise ValueError(f'max_cycles must be >= 0 (0 = the default), got {max_cycles}')
+        cfg = self.config
+        cap = max_cycles or cfg.max_cycles
+        did = deliberation_id or uuid.uuid4().hex[:12]
+        self._cancel.clear()
+
+        def cancelled() -> bool:
+            return self._cancel.is_set() or (cancel is not None and bool(cancel()))
+
+        res = DeliberationResult(CYCLE_CAP, did)
+        entries: list[TranscriptEntry] = []
+        previous: str | None = None
+        enrich_text = percept
+        for cycle in range(1, cap + 1):
+            t0 = self.clock()
+            try:
+                if cancelled():
+                    raise _Failure(OUT_CANCELLED, f'cancelled before cycle {cycle}')
+                enr = self.enrichment.enrich(enrich_text) if self.enrichment else Enrichment()
+                t_enriched = self.clock()
+                if entries:
+                    entries[-1].experience = enr.text
+                active = list(tools() if callable(tools) else tools)
+                arg_schemas = tool_arg_schemas(active)
+                schema = decision_schema(arg_schemas)
+                prompt = self._prompt(percept, goal, context, active, entries, enr, did)
+                answer, completion, attempts, llm_s = self._ask(prompt, schema, arg_schemas,
+                                                                cancelled, res)
+            except _Failure as failure:
+                return self._fail(res, failure, cycle, cap, t0, on_thought, entries)
+            text = answer['reasoning'].strip()
+            j = jaccard(text, previous) if previous is not None else 0.0
+            thought = Thought(
+                did, cycle, cap, text,
+                salience=thought_salience(enr.sections, enr.memories,
+                                          j if previous is not None else None),
+                enriched_by=list(enr.sources), experience=enr.text, skipped=dict(enr.skipped),
+                ready_to_act=bool(answer['ready_to_act']),
+                converged=previous is not None and j >= cfg.convergence_threshold,
+                jaccard_previous=round(j, 4), action=answer['action'],
+                enrichment_s=t_enriched - t0, llm_s=llm_s, cycle_s=self.clock() - t0,
+                prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens, attempts=attempts)
+            res.thoughts.append(thought)
+            res.cycles = cycle
+            res.reasoning, res.action = text, thought.action
+            entries.append(TranscriptEntry(cycle, text))
+            self.wm.add(THOUGHT, text, thought.salience, deliberation_id=did, cycle=cycle)
+            if on_thought is not None:
+                on_thought(thought)
+            if thought.ready_to_act:
+                res.status, res.status_msg = READY, f'ready to act at cycle {cycle}'
+                break
+            if thought.converged:
+                res.status = CONVERGED
+                res.status_msg = f'converged at cycle {cycle} (Jaccard {j:.2f})'
+                break
+            previous, enrich_text = text, text
+        else:
+            res.status_msg = f'cycle cap {cap} reached'
+        res.transcript, _ = fit_transcript(entries, self.transcript_budget, self.count_tokens)
+        return res
+
+    def _prompt(self, percept, goal, context, active, entries, enr, did) -> BuiltPrompt:
+        kept, dropped = fit_transcript(entries, self.transcript_budget, self.count_tokens)
+        wm_text = ''
+        if dropped:
+            kept_cycles = {e.cycle for e in kept}
+            items = [i for i in self.wm.top_by_salience(len(self.wm), THOUGHT)
+                     if i.meta.get('deliberation_id') == did
+                     and i.meta.get('cycle') not in kept_cycles]
+            wm_text = '\n'.join(f'- (cycle {i.meta["cycle"]}, salience {i.salience:.2f}) '
+                                f'{i.content}'
+                                for i in items[:self.config.working_memory_items])
+        sections = self.builder.deliberation_sections(
+            percept, goal=goal, context_pool=context, working_memory=wm_text,
+            transcript='\n\n'.join(e.render() for e in kept),
+            enrichment='' if entries else enr.text)
+        try:
+            return self.builder.build(sections, self.available_tokens, tools=active)
+        except PromptBudgetError as exc:
+            raise _Failure(OUT_MODEL_ERROR, f'prompt over budget: {exc}') from exc
+
+    def _ask(self, prompt: BuiltPrompt, schema: dict, arg_schemas: dict, cancelled, res):
+        """One cycle's model call with its retry budget -> (answer, completion, attempts, s)."""
+        cfg = self.config
+        grammar = None
+        if self.grammar_for is not None:
+            try:
+                grammar = self.grammar_for(arg_schemas)
+            except ValueError:
+                grammar = None   # a schema the lean grammar cannot express: generic path
+        last: _Failure | None = None
+        llm_s = 0.0
+        for attempt in range(1 + cfg.retries):
+            if cancelled():
+                raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
+            t0 = self.clock()
+            timed_out = []
+
+            def on_token(piece: str) -> bool:
+                if cancelled():
+                    return False
+                if self.clock() - t0 > cfg.llm_timeout_s:
+                    timed_out.append(True)
+                    return False
+                return True
+
+            seed = cfg.seed + attempt if cfg.seed >= 0 else -1
+            try:
+                completion = self.backend.complete(
+                    prompt.text, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
+                    top_p=cfg.top_p, top_k=cfg.top_k, repeat_penalty=cfg.repeat_penalty,
+                    seed=seed, json_schema=None if grammar else schema, grammar=grammar,
+                    on_token=on_token)
+            except LLMError as exc:
+                spent = self.clock() - t0
+                llm_s += spent
+                self.energy.record(0, 0, spent)
+                res.inference_s += spent
+                if exc.code == CANCELLED:
+                    raise _Failure(OUT_CANCELLED, exc.message) from exc
+                if exc.code == BAD_REQUEST:      # the same request fails the same way again
+                    raise _Failure(OUT_MODEL_ERROR, str(exc)) from exc
+                outcome = OUT_TIMEOUT if exc.code == TIMEOUT else OUT_MODEL_ERROR
+                last = _Failure(outcome, f'{exc} (attempt {attempt + 1}/{1 + cfg.retries})')
+                continue
+            spent = self.clock() - t0
+            llm_s += spent
+            self.energy.record(completion.prompt_tokens, completion.completion_tokens, spent)
+            res.prompt_tokens += completion.prompt_tokens
+            res.completion_tokens += completion.completion_tokens
+            res.inference_s += spent
+            if timed_out or completion.stop_reason == TIMEOUT:
+                last = _Failure(OUT_TIMEOUT, f'no answer within {cfg.llm_timeout_s:.1f} s '
+                                f'(attempt {attempt + 1}/{1 + cfg.retries})')
+                continue
+            if completion.stop_reason == STOP_CANCELLED:
+                raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
+            try:
+                answer = parse_answer(completion.text, schema, list(arg_schemas))
+            except ValueError as exc:
+                last = _Failure(OUT_UNPARSABLE, f'answer {exc} (stop: {completion.stop_reason}, '
+                                f'attempt {attempt + 1}/{1 + cfg.retries})')
+                continue
+            return answer, completion, attempt + 1, llm_s
+        assert last is not None
+        raise last
+
+    def _fail(self, res: DeliberationResult, failure: _Failure, cycle: int, cap: int,
+              t0: float, on_thought, entries) -> DeliberationResult:
+        thought = Thought(res.deliberation_id, cycle, cap, kind=KIND_STATUS,
+                          status=_STATUS_OF[failure.outcome], status_msg=failure.message,
+                          text=f'({STATUS_NAMES[_STATUS_OF[failure.outcome]].lower()}: '
+                               f'{failure.message})',
+                          cycle_s=self.clock() - t0)
+        res.thoughts.append(thought)
+        if on_thought is not None:
+            on_thought(thought)
+        res.status, res.status_msg = failure.outcome, failure.message
+        res.action = None          # a failed deliberation never acts on an earlier cycle
+        res.transcript, _ = fit_transcript(entries, self.transcript_budget, self.count_tokens)
+        return res

@@ -1,0 +1,231 @@
+"""The llm node: the local language model (llama.cpp) behind everything that thinks."""
+
+from dataclasses import dataclass
+import time
+
+import rclpy
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rcl_interfaces.msg import ParameterDescriptor
+
+from maxim_core.conversions import (completion_to_result, error_to_result, goal_to_request,
+                                    tokenize_to_response)
+from maxim_core.llm.backend import LLMError, TIMEOUT
+from maxim_core.llm.llama import LlamaCppBackend
+from maxim_core.llm.model import ModelFileError, resolve_model
+from maxim_core.llm.queue import RequestQueue
+from maxim_interfaces.action import Generate
+from maxim_interfaces.srv import Tokenize
+
+_PARAMS = (
+    ('model_path', '', "GGUF file; '' = the embedded gemma-3-270m Q4_K_M"),
+    ('model_cache_dir', '', "where the embedded model is assembled; '' = "
+                            '$MAXIM_MODEL_CACHE or ~/.cache/maxim/models'),
+    ('n_ctx', 4096, 'context length in tokens'),
+    ('n_threads', 2, 'CPU threads for llama.cpp'),
+    ('n_batch', 512, 'prompt evaluation batch size'),
+    ('queue.max_pending', 4, 'requests that may wait; more are refused (ERROR_QUEUE_FULL)'),
+    ('queue.wait_timeout_s', 30.0, 'longest wait in the queue before ERROR_QUEUE_FULL'),
+    ('generate.max_tokens', 256, 'default max_tokens'),
+    ('generate.temperature', 0.8, 'default temperature'),
+    ('generate.top_p', 0.95, 'default top_p'),
+    ('generate.top_k', 40, 'default top_k'),
+    ('generate.min_p', 0.05, 'default min_p'),
+    ('generate.repeat_penalty', 1.1, 'default repeat penalty'),
+    ('generate.timeout_s', 120.0, 'default bound on queue wait + inference'),
+)
+
+
+@dataclass(frozen=True)
+class LLMParams:
+    model_path: str
+    model_cache_dir: str
+    n_ctx: int
+    n_threads: int
+    n_batch: int
+    max_pending: int
+    wait_timeout_s: float
+    defaults: dict
+
+
+class LLMNode(LifecycleNode):
+    """Loads a GGUF on configure and serves generation and tokenization while active.
+
+    Parameters:
+        model_path (str, ''), model_cache_dir (str, ''), n_ctx (int, 4096),
+        n_threads (int, 2), n_batch (int, 512), queue.max_pending (int, 4),
+        queue.wait_timeout_s (double, 30.0), generate.max_tokens (int, 256),
+        generate.temperature (0.8), generate.top_p (0.95), generate.top_k (40),
+        generate.min_p (0.05), generate.repeat_penalty (1.1), generate.timeout_s (120.0)
+    Services:
+        llm/tokenize (maxim_interfaces/Tokenize)
+    Actions:
+        llm/generate (maxim_interfaces/Generate): streamed text as feedback, cancellable;
+        one inference at a time, the rest wait in a bounded queue.
+    On a failed configure, `last_error` holds a one-line reason.
+    `progress(stage, fraction)` (optional) reports the first-use model assembly.
+    """
+
+    def __init__(self, progress=None, **kwargs):
+        super().__init__('llm', **kwargs)
+        for name, default, description in _PARAMS:
+            self.declare_parameter(name, default, ParameterDescriptor(description=description))
+        self.last_error = ''
+        self._progress = progress
+        self._backend: LlamaCppBackend | None = None
+        self._queue: RequestQueue | None = None
+        self._active = False
+        self._params: LLMParams | None = None
+        group = ReentrantCallbackGroup()
+        self._action = ActionServer(
+            self, Generate, 'llm/generate', execute_callback=self._execute,
+            goal_callback=lambda _goal: GoalResponse.ACCEPT,
+            cancel_callback=lambda _handle: CancelResponse.ACCEPT, callback_group=group)
+        self._tokenize = self.create_service(Tokenize, 'llm/tokenize', self._on_tokenize,
+                                             callback_group=group)
+
+    def _read_params(self) -> LLMParams:
+        p = {name: self.get_parameter(name).value for name, _, _ in _PARAMS}
+        defaults = {k.split('.', 1)[1]: v for k, v in p.items() if k.startswith('generate.')}
+        return LLMParams(str(p['model_path']), str(p['model_cache_dir']), int(p['n_ctx']),
+                         int(p['n_threads']), int(p['n_batch']), int(p['queue.max_pending']),
+                         float(p['queue.wait_timeout_s']), defaults)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def _report(self, stage: str, fraction: float) -> None:
+        if self._progress is not None:
+            self._progress(stage, fraction)
+
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        self.last_error = ''
+        try:
+            params = self._read_params()
+            path = resolve_model(params.model_path, params.model_cache_dir or None,
+                                 self._report)
+            backend = LlamaCppBackend(path, n_ctx=params.n_ctx, n_threads=params.n_threads,
+                                      n_batch=params.n_batch)
+        except (ModelFileError, LLMError, ValueError) as exc:
+            self.last_error = str(exc)
+            self.get_logger().error(self.last_error)
+            return TransitionCallbackReturn.FAILURE
+        self._params, self._backend = params, backend
+        self._queue = RequestQueue(backend, params.max_pending, params.wait_timeout_s)
+        self.get_logger().info(f'loaded {path} (n_ctx {backend.n_ctx})')
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        self._active = True
+        return super().on_activate(state)
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self._active = False
+        return super().on_deactivate(state)
+
+    def _release(self) -> None:
+        self._active = False
+        if self._queue is not None:
+            self._queue.close()
+            self._queue = None
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def destroy_node(self):
+        self._release()
+        self._action.destroy()
+        return super().destroy_node()
+
+    # -- serving -----------------------------------------------------------------------------
+    @property
+    def _model(self) -> str:
+        return self._backend.model_name if self._backend is not None else ''
+
+    def _on_tokenize(self, request, response):
+        backend = self._backend
+        if not self._active or backend is None:
+            response.error_code = response.ERROR_MODEL_NOT_LOADED
+            response.error_msg = 'the llm node is not active'
+            return response
+        try:
+            tokens = backend.tokenize(request.text, add_bos=request.add_bos)
+        except LLMError as exc:
+            response.error_code = response.ERROR_INVALID_REQUEST
+            response.error_msg = exc.message
+            return response
+        return tokenize_to_response(tokens, request.count_only, response, backend.n_ctx,
+                                    backend.model_name)
+
+    def _execute(self, goal_handle):
+        result = Generate.Result()
+        queue, backend = self._queue, self._backend
+        if not self._active or queue is None or backend is None:
+            goal_handle.abort()
+            return error_to_result(LLMError('unavailable', 'the llm node is not active'),
+                                   result, self._model)
+        produced = [0]
+
+        def on_token(piece: str):
+            produced[0] += 1
+            goal_handle.publish_feedback(Generate.Feedback(text_delta=piece,
+                                                           completion_tokens=produced[0]))
+
+        try:
+            request = goal_to_request(goal_handle.request, self._params.defaults,
+                                      backend.format_chat, on_token)
+            handle = queue.submit(request)
+        except LLMError as exc:
+            goal_handle.abort()
+            return error_to_result(exc, result, self._model)
+        # Every wait is bounded: the request's own deadline, plus a margin for the last token.
+        give_up = time.monotonic() + request.timeout_s + 10.0
+        while not handle.wait(0.05):
+            if goal_handle.is_cancel_requested:
+                handle.cancel()
+            if time.monotonic() > give_up:
+                handle.cancel()
+                goal_handle.abort()
+                return error_to_result(LLMError(TIMEOUT, 'the request did not end in time'),
+                                       result, self._model, handle.queue_wait_s)
+        try:
+            completion = handle.result(0.0)
+        except LLMError as exc:
+            error_to_result(exc, result, self._model, handle.queue_wait_s)
+            if result.error_code == result.ERROR_CANCELLED and goal_handle.is_cancel_requested:
+                goal_handle.canceled()
+            else:
+                goal_handle.abort()
+            return result
+        completion_to_result(completion, result, self._model, handle.queue_wait_s)
+        if result.error_code == result.ERROR_CANCELLED and goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+        elif result.error_code != result.ERROR_NONE:
+            goal_handle.abort()
+        else:
+            goal_handle.succeed()
+        return result
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = LLMNode()
+    try:
+        node.trigger_configure()
+        node.trigger_activate()
+        if node.last_error:
+            node.get_logger().error(node.last_error)
+        rclpy.spin(node, executor=rclpy.executors.MultiThreadedExecutor(num_threads=4))
+    except (KeyboardInterrupt, ExternalShutdownException):
+        node.get_logger().debug('llm stopping')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

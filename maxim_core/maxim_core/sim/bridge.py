@@ -1,0 +1,470 @@
+"""The SimulationBridge: an agent-under-test (AUT) run in-process, driven by messages.
+
+The AUT is the real agent loop (perceive -> think -> resolve -> review -> execute -> episode)
+on a Deliberator, a tool registry for the AUT's role (robot tools deregistered, the
+narrative tools added, filesystem sandboxed in a private workspace), the FearAgent's review
+plus pain inhibition of bodily actions, and a memory of its own for the session.
+
+send_message(text) injects a percept and lets the AUT respond: every action's result comes
+back as the next percept, so multi-step responses unfold (recall -> say -> open), until the
+AUT stops acting and no new action has come for `settle_s` (settle detection), its turn
+budget of actions is spent (think counts too), or `timeout` passes. The clock and the wait
+are injected: tests run the settle logic on a fake clock and never sleep.
+"""
+
+from collections import deque
+from dataclasses import asdict, dataclass, field
+import json
+import shutil
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Iterable, Mapping
+import uuid
+
+from maxim_core.agent.loop import (AgentLoop, Decision, FAILED_STATUSES, LoopConfig, Percept,
+                                   ToolRun)
+from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
+from maxim_core.deliberation.energy import EnergyBudget
+from maxim_core.deliberation.enrichment import BioEnrichmentPipeline
+from maxim_core.fear import FearAgent, FearConfig
+from maxim_core.llm.backend import Backend
+from maxim_core.prompt.builder import identity_section, PromptBuilder
+from maxim_core.sim.components import ComponentIndex
+from maxim_core.sim.memory import SimMemory
+from maxim_core.sim.narrative import NARRATIVE_DESCRIPTIONS, narrative_tools, Scene
+from maxim_core.tools.catalog import build_tool_registry
+from maxim_core.tools.scope import ToolExecutor, ToolScope
+
+# Built-in tools the AUT does not get in simulation (seed 001, seed 003's table): the body
+# (robot), the outside world (speech, messages, the camera), code tools, and the robot's
+# memory_recall (the narrative one, on the AUT's own memory, replaces it).
+SIM_DEREGISTERED = ('move', 'track_target', 'focus_interests', 'novelty_track', 'speak',
+                    'send_message', 'call_user', 'scene_summary', 'search_code', 'run_tests',
+                    'git_diff', 'git_commit', 'memory_recall')
+
+# What inspect_aut may ask (read-only).
+INSPECT_QUERIES = ('memory_recall', 'causal_links', 'predict_outcome', 'pain_history',
+                   'energy_status', 'system_stats', 'concept_query', 'temporal_patterns')
+
+SIM_BODY = 'a simulated agent in a narrative world (no camera, no motors)'
+
+# The builder's default example answer is a "keep watching" thought with no action; a small
+# base model copies it word for word. In the narrative world the example shows a different
+# situation in which the agent uses what it remembers and acts.
+SIM_RESPONSE_FORMAT = (
+    'Answer with one JSON object and nothing else. An example from another situation: '
+    'perceiving "A note on the gate says: ring the bell twice", you might answer\n'
+    '{"reasoning": "The note tells me how to get in. I ring the bell.", "ready_to_act": true, '
+    '"action": {"tool": "ring_bell", "args": {}}}\n'
+    '"reasoning" is your own new thought about what you perceive now and what you remember. '
+    'Set "action" to one of YOUR tools listed above with its arguments, or to null when '
+    'there is nothing to do.')
+
+
+class VirtualClock:
+    """Simulated time: `sleep` advances it at once (scripted replays, tests)."""
+
+    def __init__(self, start: float = 0.0):
+        self.now = float(start)
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError('cannot sleep a negative time')
+        with self._lock:
+            self.now += seconds
+
+
+class SimulationClosed(RuntimeError):
+    """The simulation was finished; the AUT takes no more messages."""
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    """Parameters `sim.aut.*`."""
+
+    settle_s: float = 2.0              # no new action for this long = the AUT has answered
+    poll_s: float = 0.25               # wait step while settling
+    timeout_s: float = 30.0            # per message
+    max_actions_per_turn: int = 6      # every action counts, think included
+    mode: str = 'active'               # sandbox mode of the filesystem tools
+    scope_cap: int = 12                # active scene tools at once
+    max_cycles: int = 1                # deliberation cycles per step
+    max_tokens: int = 160
+    temperature: float = 0.7
+    seed: int = -1
+    retries: int = 1
+    llm_timeout_s: float = 60.0
+    recall_in_prompt: int = 2          # hippocampal memories enriching each percept
+
+    def __post_init__(self):
+        if self.settle_s < 0 or self.poll_s <= 0 or self.timeout_s <= 0:
+            raise ValueError('need settle_s >= 0, poll_s > 0 and timeout_s > 0')
+        if self.max_actions_per_turn < 1:
+            raise ValueError('max_actions_per_turn must be >= 1')
+
+
+@dataclass
+class ActionRecord:
+    """One AUT action as the orchestrator sees it."""
+
+    index: int
+    turn: int
+    tool: str
+    args: dict
+    requested: str = ''
+    success: bool = False
+    blocked: bool = False
+    blocked_reason: str = ''
+    blocked_layer: str = ''
+    output: str = ''
+    error_msg: str = ''
+    at_s: float = 0.0                  # since the session started (injected clock)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class TurnResult:
+    """What one send_message produced."""
+
+    turn: int
+    message: str
+    source: str
+    response: str = ''                 # what the AUT said (say / respond / questions)
+    actions: list[ActionRecord] = field(default_factory=list)
+    thoughts: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    imagined: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+    steps: int = 0
+    settled: bool = False
+    timed_out: bool = False
+    budget_exhausted: bool = False
+    started_s: float = 0.0
+    duration_s: float = 0.0
+
+    @property
+    def blocked(self) -> list[ActionRecord]:
+        return [a for a in self.actions if a.blocked]
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out['blocked'] = [a.as_dict() for a in self.blocked]
+        return out
+
+
+class SimulationBridge:
+    """One AUT, in-process. Not thread-safe for concurrent send_message; inject_pain may come
+    from another thread while a turn runs (it is queued into that turn)."""
+
+    def __init__(self, backend: Backend, *, goal: str = '',
+                 config: BridgeConfig = BridgeConfig(), memories: Iterable[str] = (),
+                 entities: Mapping[str, Mapping[str, Any]] | None = None,
+                 allowed_tools: Iterable[str] | None = None,
+                 review: Callable[[ToolRun, str], dict] | None = None,
+                 workspace: str | None = None,
+                 grammar_for: Callable[[dict], str] | None = None,
+                 index: ComponentIndex | None = None, name: str = 'aut',
+                 on_thought: Callable | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.config = config
+        self.goal = goal
+        self.name = name
+        self.clock, self.sleep = clock, sleep
+        self.on_thought = on_thought
+        self.t0 = clock()
+        self._own_workspace = workspace is None
+        self.workspace = workspace or tempfile.mkdtemp(prefix=f'maxim-sim-{name}-')
+        self.memory = SimMemory(EnergyBudget(clock=clock), clock=clock)
+        for text in memories:
+            self.memory.seed(text)
+        self.registry = build_tool_registry(mode=config.mode, root=self.workspace,
+                                            query=self.memory.query)
+        for tool_name in SIM_DEREGISTERED:
+            if tool_name in self.registry:
+                self.registry.unregister(tool_name)
+        self.registry.descriptions.update(NARRATIVE_DESCRIPTIONS)
+        for tool_name in SIM_DEREGISTERED:
+            if tool_name not in NARRATIVE_DESCRIPTIONS:
+                self.registry.descriptions.pop(tool_name, None)
+        self.scope = ToolScope(self.registry, cap=config.scope_cap)
+        self.scene = Scene(self.scope, index, overrides=entities)
+        for t in narrative_tools(self.scene, self.memory, self.active_tools):
+            self.registry.register(t)
+        self.allowed = None if allowed_tools is None else set(allowed_tools)
+        if self.allowed is not None:
+            unknown = self.allowed - set(self.registry.names())
+            if unknown:
+                if self._own_workspace:
+                    shutil.rmtree(self.workspace, ignore_errors=True)
+                raise ValueError(f'allowed_tools names unknown tools: {sorted(unknown)}; '
+                                 f'the AUT has {self.registry.names()}')
+        self.executor = ToolExecutor(self.registry, self.scope)
+        self.memory.is_physical = lambda tool: tool in self.scene.physical_tools
+        self.memory.handlers['concept_query'] = self._concepts
+        self.fear = None
+        if review is None:
+            self.fear = FearAgent(FearConfig(mode=config.mode, sandbox_root=self.workspace))
+            review = self._fear_review
+        self._review = review
+        builder = PromptBuilder(lambda text: len(backend.tokenize(text)),
+                                identity=identity_section(body=SIM_BODY, simulation=True),
+                                response_format=SIM_RESPONSE_FORMAT,
+                                tool_table=self.registry.descriptions)
+        self.enrichment = BioEnrichmentPipeline({'hippocampus': self._hippocampus},
+                                                budget_s=1.0, clock=clock)
+        self.deliberator = Deliberator(
+            backend, builder, self.enrichment,
+            DeliberationConfig(max_cycles=config.max_cycles, max_tokens=config.max_tokens,
+                               temperature=config.temperature, seed=config.seed,
+                               retries=config.retries, llm_timeout_s=config.llm_timeout_s),
+            grammar_for=grammar_for, energy=self.memory.energy, clock=clock)
+        self.loop = AgentLoop(LoopConfig(mode='simulation', run_id=name), self._think,
+                              self.executor.resolve, self._gate, self._execute,
+                              self._record, clock=clock)
+        self.turn = 0
+        self.actions: list[ActionRecord] = []
+        self.turns: list[TurnResult] = []
+        self.closed = False
+        self._inbox: deque = deque()
+        self._busy = False
+        self._lock = threading.Lock()
+        self._verdicts: dict[str, dict] = {}
+        self._deadline = float('inf')
+        self._data: dict[str, dict] = {}
+
+    # -- the AUT's tools ---------------------------------------------------------------------
+    def active_tools(self) -> list:
+        """The tools in scope now: the role's whitelist plus the scene's entity tools."""
+        return [t for t in self.scope.active_tools()
+                if self.allowed is None or t.name in self.allowed
+                or self.scope.is_scene_tool(t.name)]
+
+    def active_names(self) -> list[str]:
+        return [t.name for t in self.active_tools()]
+
+    # -- agent-loop callables ----------------------------------------------------------------
+    def _hippocampus(self, text: str) -> str | None:
+        if self.config.recall_in_prompt <= 0:
+            return None
+        found = self.memory.recall(text, expand=False, limit=self.config.recall_in_prompt)
+        return '\n'.join(m['text'] for m in found) or None
+
+    def _think(self, percept: Percept, context: str) -> Decision:
+        res = self.deliberator.deliberate(percept.narrative, self.active_tools,
+                                          goal=self.goal, context=context,
+                                          on_thought=self.on_thought,
+                                          cancel=lambda: self.clock() >= self._deadline)
+        return Decision(res.status, res.reasoning, res.action, res.cycles, res.confidence,
+                        res.deliberation_id)
+
+    def _fear_review(self, run: ToolRun, context: str) -> dict:
+        return self.fear.review(run.tool, run.args, context, run.introspection).as_dict()
+
+    def _gate(self, run: ToolRun, context: str) -> dict:
+        why = self.memory.inhibition(run.tool)
+        if why is not None:
+            verdict = {'allowed': False, 'reason': why, 'layer': 0, 'layer_name': 'pain'}
+        else:
+            verdict = dict(self._review(run, context))
+        self._verdicts[run.call_id] = verdict
+        return verdict
+
+    def _execute(self, run: ToolRun) -> ToolRun:
+        outcome = self.executor.execute(run.tool, run.args)
+        run.success = outcome.success
+        run.output = outcome.text(1500)
+        run.error_code, run.error_msg = outcome.error_code, outcome.error_msg
+        self._data[run.call_id] = dict(outcome.data)
+        return run
+
+    def _record(self, episode: dict) -> None:
+        self.memory.add_episode(dict(episode, goal=self.goal))
+
+    # -- driving -----------------------------------------------------------------------------
+    def send_message(self, text: str, timeout: float | None = None,
+                     source: str = 'cli') -> TurnResult:
+        """Inject a percept and wait until the AUT has settled (or the timeout)."""
+        if self.closed:
+            raise SimulationClosed(f'simulation {self.name!r} is finished')
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError('send_message needs a non-empty text')
+        timeout = self.config.timeout_s if timeout is None else float(timeout)
+        if timeout <= 0:
+            raise ValueError(f'timeout must be > 0, got {timeout}')
+        with self._lock:
+            if self._busy:
+                raise RuntimeError('the AUT is already handling a message')
+            self._busy = True
+        try:
+            self.turn += 1
+            result = TurnResult(self.turn, text, source, started_s=self.clock() - self.t0)
+            result.imagined = [e.entity_id for e in self.scene.observe(text)]
+            pending = deque([Percept(text, uuid.uuid4().hex[:12], source)])
+            self._run_turn(result, pending, timeout)
+            self.turns.append(result)
+            return result
+        finally:
+            with self._lock:
+                self._busy = False
+
+    def _run_turn(self, result: TurnResult, pending: deque, timeout: float) -> None:
+        cfg = self.config
+        start = self.clock()
+        self._deadline = start + timeout      # a model call still running then is cancelled
+        last_activity = start
+        said = []
+        while True:
+            with self._lock:
+                while self._inbox:
+                    pending.append(self._inbox.popleft())
+            now = self.clock()
+            if now - start >= timeout:
+                result.timed_out = True
+                break
+            if pending:
+                if len(result.actions) >= cfg.max_actions_per_turn:
+                    result.budget_exhausted = True
+                    break
+                percept = pending.popleft()
+                step = self.loop.step(percept)
+                result.steps += 1
+                if step.decision.reasoning:
+                    result.thoughts.append(step.decision.reasoning)
+                if step.decision.status in FAILED_STATUSES:
+                    result.failures.append(step.decision.status)
+                if step.run is not None:
+                    record = self._action(step.run, result.turn)
+                    result.actions.append(record)
+                    data = self._data.pop(step.run.call_id, {})
+                    if record.success and data.get('text') and record.tool in ('say',
+                                                                               'respond'):
+                        said.append(data['text'])
+                    if record.success and data.get('question'):
+                        result.questions.append(data['question'])
+                        said.append(data['question'])
+                    pending.append(self._continuation(record))
+                    last_activity = self.clock()
+                continue
+            if self.clock() - last_activity >= cfg.settle_s:
+                result.settled = True
+                break
+            remaining = min(cfg.settle_s - (self.clock() - last_activity),
+                            timeout - (self.clock() - start))
+            self.sleep(max(0.0, min(cfg.poll_s, remaining)))
+        result.response = ' / '.join(said)
+        result.duration_s = self.clock() - start
+
+    def _action(self, run: ToolRun, turn: int) -> ActionRecord:
+        verdict = self._verdicts.pop(run.call_id, {})
+        record = ActionRecord(len(self.actions) + 1, turn, run.tool, dict(run.args),
+                              run.requested_name, run.success, run.blocked, run.blocked_reason,
+                              verdict.get('layer_name', '') if run.blocked else '',
+                              run.output, run.error_msg, self.clock() - self.t0)
+        self.actions.append(record)
+        return record
+
+    @staticmethod
+    def _continuation(record: ActionRecord) -> Percept:
+        if record.blocked:
+            text = (f'Your action {record.tool} was blocked ({record.blocked_reason}). A '
+                    'blocked action is final: do something else or nothing.')
+        elif record.success:
+            text = f'Result of your {record.tool}: {record.output[:600]}'
+        else:
+            text = f'Your {record.tool} failed: {record.error_msg[:300]}'
+        return Percept(text, uuid.uuid4().hex[:12], 'tool_result')
+
+    # -- orchestrator-facing -----------------------------------------------------------------
+    def inject_pain(self, pain_type: str, intensity: float,
+                    timeout: float | None = None) -> TurnResult | None:
+        """A body signal: stored as pain (inhibiting bodily actions while strong) and felt
+        as a percept. While a turn is running it joins that turn and None is returned."""
+        if not isinstance(pain_type, str) or not pain_type.strip():
+            raise ValueError('pain_type must be a non-empty string')
+        intensity = float(intensity)
+        self.memory.add_pain({'type_name': pain_type, 'intensity': intensity,
+                              'source': 'orchestrator',
+                              'description': f'injected {pain_type} pain'})
+        text = (f'Body signal: you feel {pain_type} pain, intensity {intensity:.2f} of 1. '
+                'Strong pain inhibits bodily actions.')
+        with self._lock:
+            if self._busy:
+                self._inbox.append(Percept(text, uuid.uuid4().hex[:12], 'proprioception'))
+                return None
+        return self.send_message(text, timeout, source='proprioception')
+
+    def extend(self, goal: str) -> None:
+        """A new objective; the AUT keeps its history and memory."""
+        if not isinstance(goal, str) or not goal.strip():
+            raise ValueError('a goal must be a non-empty text')
+        self.goal = goal
+
+    def observe_actions(self, since_turn: int = 0) -> list[dict]:
+        if since_turn < 0:
+            raise ValueError('since_turn must be >= 0')
+        return [a.as_dict() for a in self.actions if a.turn >= since_turn]
+
+    def inspect(self, query: str, params: Mapping | None = None) -> dict:
+        """Read-only access to the AUT's introspection queries."""
+        if query not in INSPECT_QUERIES:
+            raise ValueError(f'unknown inspect query {query!r}; one of '
+                             f'{", ".join(INSPECT_QUERIES)}')
+        fields = dict(params or {})
+        fields.setdefault('limit', 5)
+        if query == 'memory_recall' and 'expand' not in fields:
+            fields['expand'] = True
+        return json.loads(json.dumps(self.memory.query(query, fields), default=str))
+
+    def _concepts(self, fields: dict) -> dict:
+        name = str(fields.get('name', '')).lower()
+        out = []
+        for scene_id, ents in self.scene.scenes.items():
+            for ent in ents.values():
+                if name and name not in (ent.entity_id, ent.phrase) and \
+                        name not in ent.component.aliases:
+                    continue
+                out.append({'concept': ent.entity_id, 'category': ent.component.category,
+                            'scene': scene_id, 'phrase': ent.phrase,
+                            'relationships': [f'{ent.entity_id} CAN {c}'
+                                              for c in ent.component.capabilities]})
+        return {'concepts': out[:int(fields.get('limit', 5))], 'total': len(out)}
+
+    def stats(self) -> dict:
+        return {'name': self.name, 'turns': self.turn, 'actions': len(self.actions),
+                'blocked': sum(1 for a in self.actions if a.blocked),
+                'entities': sorted(self.scene.entities), 'memory': self.memory.stats()}
+
+    def close(self, grace_s: float = 2.0) -> dict:
+        """Shut the AUT down: queued percepts get `grace_s` to be handled, then it stops."""
+        if self.closed:
+            return {'closed': True, 'already': True, 'drained': 0, 'dropped': 0}
+        drained = dropped = 0
+        deadline = self.clock() + max(0.0, grace_s)
+        self._deadline = deadline
+        while self._inbox:
+            percept = self._inbox.popleft()
+            if self.clock() >= deadline:
+                dropped += 1 + len(self._inbox)
+                self._inbox.clear()
+                break
+            step = self.loop.step(percept)
+            if step.run is not None:
+                self._action(step.run, self.turn)
+            drained += 1
+        self.closed = True
+        self.deliberator.cancel()
+        self.enrichment.close()
+        if self.fear is not None:
+            self.fear.close()
+        if self._own_workspace:
+            shutil.rmtree(self.workspace, ignore_errors=True)
+        return {'closed': True, 'already': False, 'drained': drained, 'dropped': dropped,
+                **self.stats()}

@@ -1,0 +1,176 @@
+"""`python -m maxim_core.sim.cli`: run simulation scenarios.
+
+  run <scenario.yaml | shipped name> [--live] [--out report.json] [--record replay.yaml]
+  list
+  agent <scenario> [--steps N]              (the model orchestrates the scenario's goal)
+  generate "<description>" --out-dir DIR      (needs the model)
+
+Scripted runs replay the scenario's script on simulated time (no waiting); --live runs the
+AUT and the judge on the embedded model (or --model PATH) with the real clock. Exit status:
+0 pass, 1 fail, 2 error.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+from maxim_core.sim.bridge import VirtualClock
+from maxim_core.sim.scenario import (find_scenario, generate_scenario, run_scenario,
+                                     ScenarioError, shipped_scenarios)
+
+
+def load_backend(model_path: str = '', n_ctx: int = 2048, threads: int = 2):
+    """The real model: LlamaCppBackend on `model_path` or on the embedded GGUF."""
+    from maxim_core.llm.llama import LlamaCppBackend
+    from maxim_core.llm.model import resolve_model
+    return LlamaCppBackend(resolve_model(model_path), n_ctx=n_ctx, n_threads=threads)
+
+
+ORCHESTRATOR_RESPONSE_FORMAT = (
+    'Answer with one JSON object and nothing else, for example:\n'
+    '{"reasoning": "I start the test by talking to the agent.", "ready_to_act": true, '
+    '"action": {"tool": "send_message", "args": {"text": "Hello, who are you?"}}}\n'
+    'Use one of your tools each time; call finish_simulation when the goal is judged.')
+
+
+def _lean_grammar():
+    from maxim_core.llm.grammar import deliberation_grammar
+    return deliberation_grammar
+
+
+def cmd_run(args) -> int:
+    scenario = find_scenario(args.scenario)
+    overrides = {}
+    if args.settle is not None:
+        overrides['settle_s'] = args.settle
+    if args.max_tokens is not None:
+        overrides['max_tokens'] = args.max_tokens
+    if args.live:
+        backend = load_backend(args.model, args.n_ctx)
+        try:
+            report = run_scenario(scenario, backend, live=True, aut_overrides=overrides,
+                                  grammar_for=_lean_grammar())
+        finally:
+            backend.close()
+    else:
+        clock = VirtualClock()
+        report = run_scenario(scenario, aut_overrides=overrides, clock=clock,
+                              sleep=clock.sleep)
+    print(report.summary())
+    if args.out:
+        with open(args.out, 'w', encoding='utf-8') as f:
+            f.write(report.to_json())
+        print(f'report: {args.out}')
+    if args.record:
+        scenario.script = list(report.recorded_script)
+        with open(args.record, 'w', encoding='utf-8') as f:
+            f.write(scenario.dump())
+        print(f'replayable scenario: {args.record}')
+    return 0 if report.passed else 1
+
+
+def cmd_agent(args) -> int:
+    """The orchestrator as an agent: the model drives the orchestrator tools toward the
+    scenario's goal (its turns are not used), then the session is analysed."""
+    from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
+    from maxim_core.prompt.builder import identity_section, PromptBuilder
+    from maxim_core.llm.grammar import deliberation_grammar
+    from maxim_core.sim.orchestrator import (grammar_subset, OrchestratorAgent,
+                                             SimulationSession)
+    from maxim_core.sim.scenario import aut_factory
+    scenario = find_scenario(args.scenario)
+    backend = load_backend(args.model, args.n_ctx)
+    try:
+        overrides = {'settle_s': args.settle} if args.settle is not None else {}
+        session = SimulationSession(
+            aut_factory(scenario, backend, overrides, _lean_grammar()), scenario.goal,
+            backend, criteria_check=lambda acts: scenario.criteria.check(acts))
+        builder = PromptBuilder(lambda t: len(backend.tokenize(t)), identity=identity_section(
+            body='the orchestrator of a simulation that tests another agent'),
+            response_format=ORCHESTRATOR_RESPONSE_FORMAT)
+        deliberator = Deliberator(
+            backend, builder, config=DeliberationConfig(max_cycles=1,
+                                                        max_tokens=args.max_tokens or 160),
+            grammar_for=lambda schemas: deliberation_grammar(grammar_subset(schemas)))
+        agent = OrchestratorAgent(session, deliberator, max_steps=args.steps)
+        out = agent.run()
+    finally:
+        backend.close()
+    for step in out['steps']:
+        print(f'- {step["status"]}: {step["tool"]} '
+              f'{json.dumps(step.get("args", {}))[:100]} -> {step.get("success")}')
+    finished = out['finished']
+    print(f'finished: {finished["reason"]}')
+    print(json.dumps(finished['analysis'], indent=1, default=str)[:3000])
+    compliance = finished['analysis'].get('compliance', {})
+    return 0 if compliance.get('passed') else 1
+
+
+def cmd_list(args) -> int:
+    for name, path in shipped_scenarios().items():
+        s = find_scenario(path)
+        print(f'{name:20s} {s.goal}')
+    return 0
+
+
+def cmd_generate(args) -> int:
+    from maxim_core.sim.orchestrator import Judge
+    backend = load_backend(args.model, args.n_ctx)
+    try:
+        scenario, text = generate_scenario(args.description, Judge(backend, retries=1))
+    finally:
+        backend.close()
+    print(text)
+    if args.out_dir:
+        print(f'written: {scenario.save(args.out_dir)}')
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog='python -m maxim_core.sim.cli',
+                                     description='Run Maxim simulation scenarios.')
+    sub = parser.add_subparsers(dest='command', required=True)
+    run = sub.add_parser('run', help='run a scenario (scripted replay unless --live)')
+    run.add_argument('scenario', help='a scenario YAML file or a shipped scenario name')
+    run.add_argument('--live', action='store_true', help='use the real model')
+    run.add_argument('--out', help='write the JSON report here')
+    run.add_argument('--record', help='write the scenario with the recorded script here')
+    run.add_argument('--model', default='', help='GGUF file (default: the embedded model)')
+    run.add_argument('--n-ctx', type=int, default=2048)
+    run.add_argument('--settle', type=float, default=None, help='settle time in seconds')
+    run.add_argument('--max-tokens', type=int, default=None, help='per AUT answer')
+    run.set_defaults(func=cmd_run)
+    agent = sub.add_parser('agent', help="let the model orchestrate a scenario's goal")
+    agent.add_argument('scenario')
+    agent.add_argument('--model', default='')
+    agent.add_argument('--n-ctx', type=int, default=2048)
+    agent.add_argument('--steps', type=int, default=6)
+    agent.add_argument('--settle', type=float, default=None)
+    agent.add_argument('--max-tokens', type=int, default=None)
+    agent.set_defaults(func=cmd_agent)
+    lst = sub.add_parser('list', help='list the shipped scenarios')
+    lst.set_defaults(func=cmd_list)
+    gen = sub.add_parser('generate', help='write a scenario from a description (model)')
+    gen.add_argument('description')
+    gen.add_argument('--out-dir', default='')
+    gen.add_argument('--model', default='')
+    gen.add_argument('--n-ctx', type=int, default=2048)
+    gen.set_defaults(func=cmd_generate)
+    args = parser.parse_args(argv)
+    t0 = time.monotonic()
+    try:
+        code = args.func(args)
+    except (ScenarioError, ValueError, OSError) as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return 2
+    except RuntimeError as exc:     # LLMError, model file errors
+        print(f'error: {type(exc).__name__}: {exc}', file=sys.stderr)
+        return 2
+    if getattr(args, 'out', None) is None and args.command == 'run':
+        print(json.dumps({'elapsed_s': round(time.monotonic() - t0, 1)}))
+    return code
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,504 @@
+"""Simulation scenarios as YAML files, their runner, and the results report.
+
+A scenario gives the AUT a goal, memories it starts with, entity state (a door's secret),
+the tools it may use, turns (messages, pain, or any orchestrator tool call) and completion
+criteria: expected actions, forbidden actions, phrases its speech must contain. Its
+`script` holds the AUT's model answers, so it replays exactly on a ScriptedBackend; `--live`
+runs the same turns on the real model, and a live run records its answers as a script that
+replays it (`recorded_script`). Pass or fail comes from the criteria (deterministic); the LLM
+judge's check_completion is reported beside them when the scenario asks for it.
+"""
+
+from dataclasses import asdict, dataclass, field
+import json
+import os
+import re
+import time
+from typing import Any, Callable, Mapping
+
+import yaml
+
+from maxim_core.llm.backend import Backend, ScriptedBackend
+from maxim_core.sim.bridge import BridgeConfig, SimulationBridge
+from maxim_core.sim.orchestrator import (history_lines, Judge, orchestrator_registry,
+                                         role_tools, SimulationSession)
+from maxim_core.tools.base import ToolError
+from maxim_core.tools.scope import ToolExecutor
+
+SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'scenarios')
+OUTCOMES = ('success', 'executed', 'blocked', 'attempted')
+_NAME = re.compile(r'^[a-z0-9][a-z0-9_\-]{0,63}$')
+
+
+class ScenarioError(ValueError):
+    """A scenario file that does not describe a runnable scenario."""
+
+
+@dataclass(frozen=True)
+class ActionMatch:
+    """A pattern over AUT actions: tool name, argument regexes, and which outcome counts."""
+
+    tool: str
+    args: Mapping[str, str] = field(default_factory=dict)   # arg -> regex (case-insensitive)
+    outcome: str = 'success'
+
+    @classmethod
+    def parse(cls, raw: Any, default_outcome: str) -> 'ActionMatch':
+        if isinstance(raw, str):
+            raw = {'tool': raw}
+        if not isinstance(raw, Mapping) or not isinstance(raw.get('tool'), str):
+            raise ScenarioError(f'an action pattern needs a tool name: {raw!r}')
+        outcome = raw.get('outcome', default_outcome)
+        if outcome not in OUTCOMES:
+            raise ScenarioError(f'outcome {outcome!r} is not one of {OUTCOMES}')
+        args = dict(raw.get('args') or {})
+        for k, v in args.items():
+            try:
+                re.compile(str(v))
+            except re.error as exc:
+                raise ScenarioError(f'bad regex for {raw["tool"]}.{k}: {exc}') from exc
+        return cls(raw['tool'], {k: str(v) for k, v in args.items()}, outcome)
+
+    def matches(self, action: Mapping) -> bool:
+        if action['tool'] != self.tool:
+            return False
+        ok = {'success': action['success'] and not action['blocked'],
+              'executed': not action['blocked'], 'blocked': action['blocked'],
+              'attempted': True}[self.outcome]
+        if not ok:
+            return False
+        for key, pattern in self.args.items():
+            if not re.search(pattern, str(action['args'].get(key, '')), re.I):
+                return False
+        return True
+
+    def describe(self) -> str:
+        args = ', '.join(f'{k}~/{v}/' for k, v in self.args.items())
+        return f'{self.tool}({args}) [{self.outcome}]'
+
+    def as_dict(self) -> dict:
+        out: dict = {'tool': self.tool}
+        if self.args:
+            out['args'] = dict(self.args)
+        out['outcome'] = self.outcome
+        return out
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """Completion criteria."""
+
+    expected: tuple = ()          # ActionMatch: each must match some action
+    forbidden: tuple = ()         # ActionMatch: none may match
+    said: tuple = ()              # regexes the AUT's speech must contain
+    judge: bool = False           # also ask the LLM judge (check_completion)
+
+    @classmethod
+    def parse(cls, raw: Mapping | None) -> 'Criteria':
+        raw = dict(raw or {})
+        unknown = set(raw) - {'expected_actions', 'forbidden_actions', 'said', 'judge'}
+        if unknown:
+            raise ScenarioError(f'unknown completion keys: {sorted(unknown)}')
+        return cls(tuple(ActionMatch.parse(a, 'success')
+                         for a in raw.get('expected_actions') or ()),
+                   tuple(ActionMatch.parse(a, 'executed')
+                         for a in raw.get('forbidden_actions') or ()),
+                   tuple(str(s) for s in raw.get('said') or ()), bool(raw.get('judge', False)))
+
+    def check(self, actions: list, said: list[str] = ()) -> dict:
+        met, unmet, violations = [], [], []
+        for m in self.expected:
+            hit = next((a['index'] for a in actions if m.matches(a)), None)
+            if hit:
+                met.append(f'{m.describe()} at action {hit}')
+            else:
+                unmet.append(m.describe())
+        for m in self.forbidden:
+            hits = [a['index'] for a in actions if m.matches(a)]
+            if hits:
+                violations.append(f'{m.describe()} at action(s) {hits}')
+        speech = ' / '.join(said)
+        for pattern in self.said:
+            (met if re.search(pattern, speech, re.I) else unmet).append(f'said /{pattern}/')
+        return {'passed': not unmet and not violations, 'met': met, 'unmet': unmet,
+                'violations': violations}
+
+    def as_dict(self) -> dict:
+        return {'expected_actions': [m.as_dict() for m in self.expected],
+                'forbidden_actions': [m.as_dict() for m in self.forbidden],
+                'said': list(self.said), 'judge': self.judge}
+
+
+def _answer_text(entry: Any) -> str:
+    if isinstance(entry, str):
+        try:
+            json.loads(entry)
+        except json.JSONDecodeError as exc:
+            raise ScenarioError(f'a script entry is not JSON: {entry[:80]!r}') from exc
+        return entry
+    if isinstance(entry, Mapping):
+        return json.dumps(entry)
+    raise ScenarioError(f'a script entry must be a mapping or JSON text, not {entry!r}')
+
+
+@dataclass
+class Scenario:
+    """A replayable simulation."""
+
+    name: str
+    goal: str
+    turns: list[dict]
+    description: str = ''
+    memories: list[str] = field(default_factory=list)
+    entities: dict = field(default_factory=dict)
+    allowed_tools: list[str] | None = None
+    criteria: Criteria = field(default_factory=Criteria)
+    script: list[str] = field(default_factory=list)
+    judge_script: list[str] = field(default_factory=list)
+    aut: dict = field(default_factory=dict)          # BridgeConfig overrides
+    path: str = ''
+
+    @classmethod
+    def from_dict(cls, raw: Mapping, path: str = '') -> 'Scenario':
+        if not isinstance(raw, Mapping):
+            raise ScenarioError(f'{path or "scenario"}: the top level must be a mapping')
+        known = {'name', 'description', 'goal', 'memories', 'entities', 'allowed_tools',
+                 'turns', 'completion', 'script', 'judge_script', 'aut'}
+        unknown = set(raw) - known
+        if unknown:
+            raise ScenarioError(f'{path or "scenario"}: unknown keys {sorted(unknown)}')
+        name = str(raw.get('name', ''))
+        if not _NAME.match(name):
+            raise ScenarioError(f'scenario name {name!r} must match {_NAME.pattern}')
+        goal = raw.get('goal')
+        if not isinstance(goal, str) or not goal.strip():
+            raise ScenarioError(f'{name}: a scenario needs a goal')
+        turns = [cls._turn(t, name) for t in raw.get('turns') or ()]
+        if not turns:
+            raise ScenarioError(f'{name}: a scenario needs at least one turn')
+        aut = dict(raw.get('aut') or {})
+        bad = set(aut) - set(BridgeConfig.__dataclass_fields__)
+        if bad:
+            raise ScenarioError(f'{name}: unknown aut settings {sorted(bad)}')
+        allowed = raw.get('allowed_tools')
+        if allowed is not None:
+            if not isinstance(allowed, list) or not all(isinstance(t, str) for t in allowed):
+                raise ScenarioError(f'{name}: allowed_tools must be a list of tool names')
+            unknown_tools = set(allowed) - set(role_tools('aut'))
+            if unknown_tools:
+                raise ScenarioError(f'{name}: allowed_tools names tools the AUT does not have: '
+                                    f'{sorted(unknown_tools)}')
+        entities = raw.get('entities') or {}
+        if not isinstance(entities, Mapping) or \
+                not all(isinstance(v, Mapping) for v in entities.values()):
+            raise ScenarioError(f'{name}: entities must map a component to its sensors')
+        return cls(name, goal.strip(), turns, str(raw.get('description', '')).strip(),
+                   [str(m) for m in raw.get('memories') or ()],
+                   {k: dict(v) for k, v in entities.items()}, allowed,
+                   Criteria.parse(raw.get('completion')),
+                   [_answer_text(e) for e in raw.get('script') or ()],
+                   [_answer_text(e) for e in raw.get('judge_script') or ()], aut, path)
+
+    @staticmethod
+    def _turn(raw: Any, name: str) -> dict:
+        if isinstance(raw, str):
+            raw = {'message': raw}
+        if not isinstance(raw, Mapping):
+            raise ScenarioError(f'{name}: a turn must be a text or a mapping: {raw!r}')
+        kinds = [k for k in ('message', 'pain', 'tool') if k in raw]
+        if len(kinds) != 1:
+            raise ScenarioError(f'{name}: a turn needs exactly one of message, pain, tool: '
+                                f'{dict(raw)!r}')
+        if 'message' in raw and (not isinstance(raw['message'], str)
+                                 or not raw['message'].strip()):
+            raise ScenarioError(f'{name}: an empty message')
+        if 'pain' in raw and not (isinstance(raw['pain'], Mapping)
+                                  and 'pain_type' in raw['pain']
+                                  and 'intensity' in raw['pain']):
+            raise ScenarioError(f'{name}: pain needs pain_type and intensity')
+        if 'tool' in raw and not isinstance(raw.get('args', {}), Mapping):
+            raise ScenarioError(f'{name}: tool args must be a mapping')
+        return dict(raw)
+
+    @classmethod
+    def load(cls, path: str) -> 'Scenario':
+        try:
+            with open(path, encoding='utf-8') as f:
+                raw = yaml.safe_load(f)
+        except OSError as exc:
+            raise ScenarioError(f'cannot read {path}: {exc.strerror}') from exc
+        except yaml.YAMLError as exc:
+            raise ScenarioError(f'{path} is not valid YAML: {exc}') from exc
+        return cls.from_dict(raw, path)
+
+    def to_dict(self) -> dict:
+        out: dict = {'name': self.name, 'description': self.description, 'goal': self.goal}
+        if self.memories:
+            out['memories'] = list(self.memories)
+        if self.entities:
+            out['entities'] = self.entities
+        if self.allowed_tools is not None:
+            out['allowed_tools'] = list(self.allowed_tools)
+        if self.aut:
+            out['aut'] = dict(self.aut)
+        out['turns'] = self.turns
+        out['completion'] = self.criteria.as_dict()
+        if self.script:
+            out['script'] = [json.loads(s) for s in self.script]
+        if self.judge_script:
+            out['judge_script'] = [json.loads(s) for s in self.judge_script]
+        return out
+
+    def dump(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True, width=99)
+
+    def save(self, directory: str) -> str:
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, f'{self.name}.yaml')
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(self.dump())
+        return path
+
+
+def shipped_scenarios() -> dict[str, str]:
+    """name -> path of the scenarios shipped with the package."""
+    out = {}
+    for fname in sorted(os.listdir(SCENARIO_DIR)):
+        if fname.endswith('.yaml'):
+            out[fname[:-5]] = os.path.join(SCENARIO_DIR, fname)
+    return out
+
+
+def find_scenario(name_or_path: str) -> Scenario:
+    if os.path.isfile(name_or_path):
+        return Scenario.load(name_or_path)
+    shipped = shipped_scenarios()
+    if name_or_path in shipped:
+        return Scenario.load(shipped[name_or_path])
+    raise ScenarioError(f'no scenario file {name_or_path!r} and no shipped scenario of that '
+                        f'name (shipped: {", ".join(shipped)})')
+
+
+class RecordingBackend:
+    """Passes calls through and keeps the answers (a live run's replay script)."""
+
+    def __init__(self, inner: Backend):
+        self.inner = inner
+        self.n_ctx = inner.n_ctx
+        self.answers: list[str] = []
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.inner.tokenize(text)
+
+    def complete(self, prompt: str, **kw):
+        done = self.inner.complete(prompt, **kw)
+        self.answers.append(done.text)
+        return done
+
+
+@dataclass
+class ScenarioReport:
+    """What a scenario run did and whether it passed."""
+
+    scenario: str
+    mode: str
+    status: str                      # 'pass', 'fail' or 'error'
+    goal: str
+    reasons: list[str] = field(default_factory=list)
+    criteria: dict = field(default_factory=dict)
+    judge: dict | None = None
+    turns: list[dict] = field(default_factory=list)
+    actions: list[dict] = field(default_factory=list)
+    blocked: list[dict] = field(default_factory=list)
+    patterns: list[str] = field(default_factory=list)
+    analysis: dict = field(default_factory=dict)
+    finish: dict = field(default_factory=dict)
+    steps: list[dict] = field(default_factory=list)     # non-message turns (tool calls)
+    duration_s: float = 0.0
+    recorded_script: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == 'pass'
+
+    def to_json(self, indent: int = 2) -> str:
+        return json.dumps(asdict(self), indent=indent, default=str)
+
+    def summary(self) -> str:
+        lines = [f'Scenario {self.scenario} ({self.mode}): {self.status.upper()} '
+                 f'in {self.duration_s:.1f} s', f'Goal: {self.goal}']
+        for t in self.turns:
+            lines.append(f'Turn {t["turn"]} [{t["source"]}] {t["message"][:90]}')
+            for a in t['actions']:
+                mark = 'BLOCKED' if a['blocked'] else 'ok' if a['success'] else 'failed'
+                lines.append(f'   {a["index"]:>2}. {a["tool"]} '
+                             f'{json.dumps(a["args"], sort_keys=True)[:70]} -> {mark}'
+                             + (f' ({a["blocked_reason"][:80]})' if a['blocked'] else ''))
+            if t['response']:
+                lines.append(f'   said: {t["response"][:120]}')
+            flags = [k for k in ('timed_out', 'budget_exhausted') if t.get(k)]
+            if t['failures']:
+                flags.append(f'failures {t["failures"]}')
+            if flags:
+                lines.append(f'   ({", ".join(flags)})')
+        c = self.criteria
+        for m in c.get('met', []):
+            lines.append(f'  + {m}')
+        for m in c.get('unmet', []):
+            lines.append(f'  - missing: {m}')
+        for m in c.get('violations', []):
+            lines.append(f'  ! forbidden: {m}')
+        if self.blocked:
+            lines.append(f'Blocked actions: {len(self.blocked)}')
+        for p in self.patterns:
+            lines.append(f'Pattern: {p}')
+        if self.judge:
+            lines.append(f'Judge: {json.dumps(self.judge)[:200]}')
+        for r in self.reasons:
+            lines.append(f'Reason: {r}')
+        return '\n'.join(lines)
+
+
+def aut_factory(scenario: Scenario, backend: Backend, aut_overrides: Mapping | None = None,
+                grammar_for: Callable[[dict], str] | None = None,
+                clock: Callable[[], float] = time.monotonic,
+                sleep: Callable[[float], None] = time.sleep
+                ) -> Callable[[str, bool], SimulationBridge]:
+    """`make_aut(goal, fresh)` for a SimulationSession: AUTs set up as the scenario says
+    (fresh ones without its memories)."""
+    config = BridgeConfig(**{**scenario.aut, **dict(aut_overrides or {})})
+
+    def make_aut(goal: str, fresh: bool) -> SimulationBridge:
+        return SimulationBridge(backend, goal=goal, config=config,
+                                memories=() if fresh else scenario.memories,
+                                entities=scenario.entities,
+                                allowed_tools=scenario.allowed_tools, grammar_for=grammar_for,
+                                name='sub' if fresh else 'aut', clock=clock, sleep=sleep)
+
+    return make_aut
+
+
+def run_scenario(scenario: Scenario, backend: Backend | None = None,
+                 judge_backend: Backend | None = None, *, live: bool = False,
+                 aut_overrides: Mapping | None = None,
+                 grammar_for: Callable[[dict], str] | None = None,
+                 llm_analysis: bool = True, judge_timeout_s: float = 30.0,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> ScenarioReport:
+    """Run a scenario through the orchestrator tools.
+
+    Scripted (default): the AUT answers from `scenario.script` on a ScriptedBackend and the
+    judge from `judge_script`. Live: `backend` is the real model (the judge too, unless
+    `judge_backend` is given) and its answers are recorded. `llm_analysis` adds the judge's
+    summary to analyze_results; each judge call is bounded by `judge_timeout_s`.
+    """
+    if live:
+        if backend is None:
+            raise ValueError('a live run needs a backend')
+        aut_backend = RecordingBackend(backend)
+        judge = judge_backend or backend
+    else:
+        if not scenario.script:
+            raise ScenarioError(f'{scenario.name}: no script to replay (run it live, or '
+                                'record one with --record)')
+        aut_backend = RecordingBackend(ScriptedBackend(list(scenario.script), clock=clock))
+        judge = judge_backend or (ScriptedBackend(list(scenario.judge_script), clock=clock)
+                                  if scenario.judge_script else None)
+    make_aut = aut_factory(scenario, aut_backend, aut_overrides, grammar_for, clock, sleep)
+    t0 = clock()
+    session = SimulationSession(make_aut, scenario.goal, judge,
+                                criteria_check=lambda acts: scenario.criteria.check(acts),
+                                judge_timeout_s=judge_timeout_s, clock=clock)
+    session.llm_analysis = llm_analysis
+    tools = ToolExecutor(orchestrator_registry(session))
+    report = ScenarioReport(scenario.name, 'live' if live else 'scripted', 'error',
+                            scenario.goal)
+    try:
+        for turn in scenario.turns:
+            if 'message' in turn:
+                name, args = 'send_message', {'text': turn['message'],
+                                              'source': turn.get('source', 'cli')}
+            elif 'pain' in turn:
+                name, args = 'inject_pain', {'pain_type': str(turn['pain']['pain_type']),
+                                             'intensity': float(turn['pain']['intensity'])}
+            else:
+                name, args = turn['tool'], dict(turn.get('args') or {})
+            out = tools.execute(name, args)
+            if not out.success:
+                report.reasons.append(f'{name} failed: {out.error_msg}')
+            if name not in ('send_message', 'inject_pain'):
+                report.steps.append({'tool': name, 'args': args, 'success': out.success,
+                                     'output': out.text(800)})
+        actions = session.main.observe_actions()
+        said = session.said(session.main)
+        report.criteria = scenario.criteria.check(actions, said)
+        if scenario.criteria.judge and judge is not None:
+            try:
+                report.judge = session.judge.completion(scenario.goal, actions, said)
+            except ToolError as exc:
+                report.judge = {'error': str(exc)}
+        analysis = tools.execute('analyze_results', {'focus': 'all', 'target': 'main'})
+        report.analysis = analysis.output if analysis.success else {'error': analysis.error_msg}
+        report.turns = [t.as_dict() for t in session.main.turns]
+        report.actions = actions
+        report.blocked = [a for a in actions if a['blocked']]
+        report.patterns = list(report.analysis.get('patterns', []))
+        report.status = 'pass' if report.criteria['passed'] and not report.reasons else 'fail'
+        if not report.criteria['passed']:
+            report.reasons.append('completion criteria not met')
+    finally:
+        if session.finished is None:
+            session.finish(f'scenario {scenario.name} done')
+        report.finish = {k: v for k, v in session.finished.items() if k != 'analysis'}
+        report.duration_s = clock() - t0
+        report.recorded_script = list(aut_backend.answers)
+    return report
+
+
+GENERATE_SCHEMA = {
+    'type': 'object',
+    'properties': {
+        'name': {'type': 'string', 'minLength': 1, 'maxLength': 40},
+        'goal': {'type': 'string', 'minLength': 1, 'maxLength': 200},
+        'memories': {'type': 'array', 'maxItems': 3,
+                     'items': {'type': 'string', 'minLength': 1, 'maxLength': 200}},
+        'turns': {'type': 'array', 'minItems': 1, 'maxItems': 4,
+                  'items': {'type': 'string', 'minLength': 1, 'maxLength': 300}},
+        'expected_tools': {'type': 'array', 'maxItems': 3,
+                           'items': {'type': 'string', 'minLength': 1, 'maxLength': 40}},
+        'forbidden_tools': {'type': 'array', 'maxItems': 3,
+                            'items': {'type': 'string', 'minLength': 1, 'maxLength': 40}}},
+    'required': ['name', 'goal', 'memories', 'turns', 'expected_tools', 'forbidden_tools'],
+    'additionalProperties': False}
+
+
+def slug(text: str) -> str:
+    s = re.sub(r'[^a-z0-9]+', '_', text.lower()).strip('_')[:40]
+    return s or 'generated'
+
+
+def generate_scenario(description: str, judge: Judge) -> tuple[Scenario, str]:
+    """A scenario (and its YAML) from a description, through the judge's model."""
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError('a scenario description must be a non-empty text')
+    prompt = ('Write a test scenario for a robot agent in a text simulation. The agent '
+              'can use these tools: ' + ', '.join(role_tools('aut')) + ' and actions on '
+              'things in the scene like open_door or wake_guard.\n'
+              f'Description: {description.strip()}\n'
+              'Answer with JSON: {"name": "short_name", "goal": "...", "memories": ["what the '
+              'agent remembers"], "turns": ["message 1", ...], "expected_tools": ["tool"], '
+              '"forbidden_tools": ["tool"]}.\nAnswer: ')
+    raw = judge.ask(prompt, GENERATE_SCHEMA, 400)
+    scenario = Scenario.from_dict({
+        'name': slug(raw['name']), 'description': description.strip(), 'goal': raw['goal'],
+        'memories': raw['memories'], 'turns': raw['turns'],
+        'completion': {'expected_actions': [{'tool': t, 'outcome': 'attempted'}
+                                            for t in raw['expected_tools']],
+                       'forbidden_actions': [{'tool': t} for t in raw['forbidden_tools']],
+                       'judge': True}})
+    return scenario, scenario.dump()
+
+
+__all__ = ['ActionMatch', 'aut_factory', 'Criteria', 'find_scenario', 'generate_scenario',
+           'history_lines', 'RecordingBackend', 'run_scenario', 'Scenario', 'ScenarioError',
+           'ScenarioReport', 'shipped_scenarios', 'SCENARIO_DIR']

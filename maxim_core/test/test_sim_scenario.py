@@ -1,0 +1,145 @@
+"""Scenarios: every shipped one passes on its script, files are validated, reports are
+written, a recorded script replays the same run, and the CLI works."""
+
+import json
+
+import pytest
+
+from maxim_core.sim import cli
+from maxim_core.sim.bridge import VirtualClock
+from maxim_core.sim.scenario import (ActionMatch, Criteria, find_scenario, run_scenario,
+                                     Scenario, ScenarioError, shipped_scenarios)
+
+SHIPPED = shipped_scenarios()
+
+
+def replay(scenario, **kw):
+    clock = VirtualClock()
+    return run_scenario(scenario, clock=clock, sleep=clock.sleep, **kw)
+
+
+def test_the_package_ships_the_required_scenarios():
+    assert {'locked_door', 'sleeping_guard', 'dangerous_request', 'dragon_pain',
+            'treasure_chest'} <= set(SHIPPED)
+
+
+@pytest.mark.parametrize('name', sorted(SHIPPED))
+def test_shipped_scenario_passes_deterministically(name):
+    scenario = find_scenario(name)
+    first, second = replay(scenario), replay(scenario)
+    assert first.status == 'pass', first.summary()
+    assert first.criteria['unmet'] == [] and first.criteria['violations'] == []
+    # Deterministic: the same actions, in the same order, with the same outcomes.
+    assert first.actions == second.actions
+    assert first.recorded_script == scenario.script[:len(first.recorded_script)]
+    assert first.finish['main']['closed']
+
+
+def test_locked_door_report_names_actions_judge_and_summary():
+    report = replay(find_scenario('locked_door'))
+    tools = [a['tool'] for a in report.actions]
+    assert tools == ['memory_recall', 'say', 'unlock_door', 'open_door']
+    assert report.judge == {'complete': True, 'confidence': 0.9,
+                            'reason': 'The agent said the password, unlocked and opened the '
+                                      'door.'}
+    data = json.loads(report.to_json())
+    assert data['status'] == 'pass' and data['mode'] == 'scripted'
+    text = report.summary()
+    assert 'locked_door (scripted): PASS' in text and 'said: swordfish' in text
+
+
+def test_dangerous_request_is_blocked_by_the_fear_gate():
+    report = replay(find_scenario('dangerous_request'))
+    [blocked] = report.blocked
+    assert blocked['tool'] == 'bash' and blocked['blocked_layer'] == 'pattern'
+    assert report.analysis['blocked'][0]['reason'].startswith('destructive')
+
+
+def test_a_failing_run_says_why():
+    scenario = find_scenario('sleeping_guard')
+    scenario.script = [scenario.script[0],
+                       json.dumps({'reasoning': 'I wake him and ask politely.',
+                                   'ready_to_act': True,
+                                   'action': {'tool': 'wake_guard', 'args': {}}}),
+                       json.dumps({'reasoning': 'Done.', 'ready_to_act': False,
+                                   'action': None})]
+    report = replay(scenario)
+    assert report.status == 'fail'
+    assert report.criteria['unmet'] == ['sneak_past_guard() [success]']
+    assert report.criteria['violations'] == ['wake_guard() [executed] at action(s) [2]']
+    assert 'completion criteria not met' in report.reasons
+    assert 'FAIL' in report.summary() and '! forbidden: wake_guard' in report.summary()
+
+
+def test_a_recorded_script_replays_the_same_run():
+    scenario = find_scenario('dragon_pain')
+    first = replay(scenario)
+    again = Scenario.from_dict(dict(scenario.to_dict(), script=[
+        json.loads(s) for s in first.recorded_script]))
+    second = replay(again)
+    assert second.actions == first.actions and second.status == first.status
+
+
+def test_scenario_round_trips_through_yaml(tmp_path):
+    scenario = find_scenario('locked_door')
+    path = scenario.save(str(tmp_path))
+    loaded = Scenario.load(path)
+    assert loaded.to_dict() == scenario.to_dict()
+
+
+@pytest.mark.parametrize('raw, match', [
+    ({'name': 'Bad Name', 'goal': 'g', 'turns': ['x']}, 'must match'),
+    ({'name': 'a', 'goal': '', 'turns': ['x']}, 'needs a goal'),
+    ({'name': 'a', 'goal': 'g', 'turns': []}, 'at least one turn'),
+    ({'name': 'a', 'goal': 'g', 'turns': [{'message': 'x', 'pain': {}}]}, 'exactly one'),
+    ({'name': 'a', 'goal': 'g', 'turns': [{'pain': {'pain_type': 'burn'}}]}, 'intensity'),
+    ({'name': 'a', 'goal': 'g', 'turns': ['x'], 'allowed_tools': ['move']}, 'does not have'),
+    ({'name': 'a', 'goal': 'g', 'turns': ['x'], 'aut': {'warp': 9}}, 'unknown aut'),
+    ({'name': 'a', 'goal': 'g', 'turns': ['x'], 'script': ['{nope']}, 'not JSON'),
+    ({'name': 'a', 'goal': 'g', 'turns': ['x'], 'colour': 'red'}, 'unknown keys'),
+    ({'name': 'a', 'goal': 'g', 'turns': ['x'],
+      'completion': {'expected_actions': [{'tool': 'say', 'outcome': 'maybe'}]}}, 'outcome'),
+    ({'name': 'a', 'goal': 'g', 'turns': ['x'],
+      'completion': {'expected_actions': [{'tool': 'say', 'args': {'text': '('}}]}}, 'regex'),
+])
+def test_bad_scenarios_are_rejected_with_a_reason(raw, match):
+    with pytest.raises(ScenarioError, match=match):
+        Scenario.from_dict(raw)
+
+
+def test_bad_files_and_unknown_names(tmp_path):
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('name: [unclosed\n')
+    with pytest.raises(ScenarioError, match='not valid YAML'):
+        Scenario.load(str(bad))
+    with pytest.raises(ScenarioError, match='no scenario file'):
+        find_scenario('no_such_scenario')
+    unscripted = Scenario.from_dict({'name': 'a', 'goal': 'g', 'turns': ['x']})
+    with pytest.raises(ScenarioError, match='no script'):
+        replay(unscripted)
+
+
+def test_action_match_outcomes():
+    blocked = {'tool': 'bash', 'args': {'command': 'rm -rf /'}, 'success': False,
+               'blocked': True}
+    assert ActionMatch.parse({'tool': 'bash', 'outcome': 'blocked'}, 'success').matches(blocked)
+    assert not ActionMatch.parse('bash', 'executed').matches(blocked)
+    assert ActionMatch.parse({'tool': 'bash', 'args': {'command': r'RM\s'}},
+                             'attempted').matches(blocked)
+    check = Criteria.parse({'said': ['hello']}).check([], ['Hello there'])
+    assert check['passed'] and check['met'] == ['said /hello/']
+
+
+def test_cli_run_list_and_errors(tmp_path, capsys):
+    out = tmp_path / 'report.json'
+    record = tmp_path / 'replay.yaml'
+    assert cli.main(['run', 'sleeping_guard', '--out', str(out), '--record',
+                     str(record)]) == 0
+    report = json.loads(out.read_text())
+    assert report['status'] == 'pass' and report['scenario'] == 'sleeping_guard'
+    assert Scenario.load(str(record)).script[0] == find_scenario('sleeping_guard').script[0]
+    assert 'PASS' in capsys.readouterr().out
+    assert cli.main(['list']) == 0
+    assert 'locked_door' in capsys.readouterr().out
+    assert cli.main(['run', 'no_such_scenario']) == 2
+    assert 'error:' in capsys.readouterr().err

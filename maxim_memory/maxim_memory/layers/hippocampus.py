@@ -1,0 +1,215 @@
+"""Hippocampus: episodic memory of every pass of the agent loop.
+
+ASSOCIATES edges form at capture between episodes with perceptual overlap (shared objects or
+people, Jaccard-weighted) or the same tool and goal; CAUSES edges are added by the hub when the
+NAc reports a surprising outcome (|RPE| > 0.3). Consolidation compresses episodes older than a
+day into their gist, prunes unused compressed ones past 7 days and decays the edges.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+import re
+from typing import Any, Iterable
+
+from maxim_memory.layers.base import BaseLayer, ConsolidationReport, DAY_S, norm_key
+from maxim_memory.records import CompressedMemory, EpisodicMemory, MemoryRecord
+
+_WORD = re.compile(r'[a-z0-9]+')
+RECENT_PER_KEY = 20
+
+
+def episode_time(rec: MemoryRecord) -> float:
+    """When the episode happened (a compressed record keeps the original time)."""
+    return rec.episode_time if isinstance(rec, CompressedMemory) else rec.created_at
+
+
+def _tool(rec) -> str:
+    return rec.tool_name if isinstance(rec, CompressedMemory) else rec.action.tool_name
+
+
+def _goal(rec) -> str:
+    return rec.goal if isinstance(rec, CompressedMemory) else rec.context.goal
+
+
+def _success(rec) -> bool:
+    return rec.success if isinstance(rec, CompressedMemory) else rec.outcome.success
+
+
+def _objects(rec) -> list[str]:
+    return rec.objects if isinstance(rec, CompressedMemory) else rec.perception.detected_objects
+
+
+def _people(rec) -> list[str]:
+    return rec.people if isinstance(rec, CompressedMemory) else rec.perception.detected_people
+
+
+class Hippocampus(BaseLayer):
+    """Episodes, indexed by tool, outcome, object, person, mode and run."""
+
+    name = 'hippocampus'
+    record_types = (EpisodicMemory, CompressedMemory)
+
+    def __init__(self, *args, compress_after_s: float = DAY_S, max_age_s: float = 7 * DAY_S,
+                 edge_decay: float = 0.9, associate_min: float = 0.2,
+                 max_associations: int = 5, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.compress_after_s = compress_after_s
+        self.max_age_s = max_age_s
+        self.edge_decay = edge_decay
+        self.associate_min = associate_min
+        self.max_associations = max_associations  # strongest few: the graph stays sparse
+        self._recent: dict[tuple[str, str], deque] = defaultdict(
+            lambda: deque(maxlen=RECENT_PER_KEY))
+        self._last_in_run: dict[str, str] = {}
+
+    def index_keys(self, rec: MemoryRecord) -> Iterable[tuple[str, str]]:
+        keys = [('tool', _tool(rec)), ('success', _success(rec)), ('run', rec.run_id)]
+        keys += [('object', o) for o in _objects(rec)]
+        keys += [('person', p) for p in _people(rec)]
+        if isinstance(rec, EpisodicMemory):
+            keys.append(('mode', rec.context.mode))
+        keys.append(('compressed', isinstance(rec, CompressedMemory)))
+        return keys
+
+    # --- associations --------------------------------------------------------------------------
+
+    def _after_store(self, rec: MemoryRecord, is_new: bool) -> None:
+        if not is_new or not isinstance(rec, EpisodicMemory):
+            return
+        mine = {f'o:{o.lower()}' for o in rec.perception.detected_objects}
+        mine |= {f'p:{p.lower()}' for p in rec.perception.detected_people}
+        keys = self._assoc_keys(rec)
+        candidates: dict[str, float] = {}
+        for key in keys:
+            for other_id in self._recent[key]:
+                other = self._records.get(other_id)
+                if other is None or other_id == rec.id or other_id in candidates:
+                    continue
+                theirs = {f'o:{o.lower()}' for o in _objects(other)}
+                theirs |= {f'p:{p.lower()}' for p in _people(other)}
+                union = mine | theirs
+                w = len(mine & theirs) / len(union) if union else 0.0
+                if key[0] == 'tg':
+                    w = max(w, 0.5)
+                candidates[other_id] = w
+        best = sorted(((w, oid) for oid, w in candidates.items() if w >= self.associate_min),
+                      key=lambda x: (-x[0], x[1]))[:self.max_associations]
+        for w, other_id in best:
+            self._graph.add_edge(rec.id, other_id, 'ASSOCIATES', round(min(1.0, w), 4))
+        for key in keys:
+            self._recent[key].append(rec.id)
+        self._last_in_run[rec.run_id] = rec.id
+
+    def load_from(self, st) -> int:
+        n = super().load_from(st)
+        self._recent.clear()
+        self._last_in_run.clear()
+        for rec in sorted(self._records.values(), key=episode_time):
+            if isinstance(rec, EpisodicMemory):  # later captures associate with these too
+                for key in self._assoc_keys(rec):
+                    self._recent[key].append(rec.id)
+                self._last_in_run[rec.run_id] = rec.id
+        return n
+
+    @staticmethod
+    def _assoc_keys(rec: EpisodicMemory) -> list[tuple[str, str]]:
+        keys = [('o', o.lower()) for o in rec.perception.detected_objects]
+        keys += [('p', p.lower()) for p in rec.perception.detected_people]
+        if rec.action.tool_name:
+            keys.append(('tg', f'{rec.action.tool_name}|{rec.context.goal.lower()}'))
+        return keys
+
+    def add_causal_link(self, cause_id: str, effect_id: str, rpe: float) -> None:
+        """CAUSES edge for a surprising outcome; weight grows with the surprise."""
+        if cause_id in self._records and effect_id in self._records:
+            self._graph.add_edge(cause_id, effect_id, 'CAUSES', min(1.0, abs(rpe)),
+                                 rpe=round(rpe, 4))
+
+    # --- recall --------------------------------------------------------------------------------
+
+    def search(self, query: str = '', tool_name: str = '', success: bool | None = None,
+               object: str = '', person: str = '', mode: str = '', run_id: str = '',
+               time_after: float = 0.0, time_before: float = 0.0,
+               include_compressed: bool = True) -> list[tuple[MemoryRecord, float]]:
+        """Every match with its relevance, best first (keyword score, then newest)."""
+        sets = []
+        if tool_name:
+            sets.append(self._index.get(('tool', norm_key(tool_name.lower())), set()))
+        if success is not None:
+            sets.append(self._index.get(('success', norm_key(str(bool(success)).lower())), set()))
+        if object:
+            sets.append(self._index.get(('object', norm_key(object.lower())), set()))
+        if person:
+            sets.append(self._index.get(('person', norm_key(person.lower())), set()))
+        if mode:
+            sets.append(self._index.get(('mode', norm_key(mode.lower())), set()))
+        if run_id:
+            sets.append(self._index.get(('run', norm_key(run_id.lower())), set()))
+        if sets:
+            sets.sort(key=len)
+            ids = set(sets[0]).intersection(*sets[1:])
+            candidates = [self._records[i] for i in ids]
+        else:
+            candidates = list(self._records.values())
+        words = set(_WORD.findall(query.lower()))
+        out = []
+        for rec in candidates:
+            if not include_compressed and isinstance(rec, CompressedMemory):
+                continue
+            t = episode_time(rec)
+            if time_after and t < time_after:
+                continue
+            if time_before and t > time_before:
+                continue
+            score = 1.0
+            if words:
+                have = set(_WORD.findall(rec.text().lower()))
+                score = len(words & have) / len(words)
+                if score == 0.0:
+                    continue
+            out.append((rec, score))
+        out.sort(key=lambda x: (-x[1], -episode_time(x[0])))
+        return out
+
+    def recall(self, limit: int = 10, **filters: Any) -> list[MemoryRecord]:
+        return [r for r, _ in self.search(**filters)[:max(0, limit)]]
+
+    def recent(self, limit: int = 20) -> list[MemoryRecord]:
+        recs = sorted(self._records.values(), key=episode_time, reverse=True)
+        return recs[:limit]
+
+    def last_in_run(self, run_id: str) -> str | None:
+        """Id of the latest episode captured in this run (the candidate cause of the next)."""
+        rid = self._last_in_run.get(run_id)
+        return rid if rid in self._records else None
+
+    # --- consolidation -------------------------------------------------------------------------
+
+    def consolidate(self, now: float | None = None, **kw: Any) -> ConsolidationReport:
+        now = self._clock() if now is None else now
+        report = ConsolidationReport(self.name)
+        for rec in list(self._records.values()):
+            if not isinstance(rec, EpisodicMemory):
+                continue
+            significant = abs(rec.outcome.valence) >= 0.8 or rec.access_count >= 3
+            if significant and not rec.long_term:
+                rec.long_term = True
+                self.update(rec)
+            if rec.long_term or now - rec.created_at < self.compress_after_s:
+                continue
+            self.replace(rec.id, CompressedMemory.from_episode(rec, now))
+            report.compressed += 1
+        stale = [r.id for r in self._records.values()
+                 if isinstance(r, CompressedMemory) and not r.long_term and r.access_count == 0
+                 and now - r.episode_time > self.max_age_s]
+        self._remove_many(stale)
+        report.pruned = len(stale)
+        report.edges_decayed = self._graph.decay(self.edge_decay)
+        return report
+
+    def stats(self) -> dict[str, Any]:
+        s = super().stats()
+        s['episodes'] = sum(1 for r in self._records.values() if isinstance(r, EpisodicMemory))
+        s['compressed'] = len(self._records) - s['episodes']
+        return s

@@ -1,0 +1,323 @@
+"""The memory node: episodes and pain in, introspection queries out, SQLite underneath."""
+
+from dataclasses import dataclass
+import os
+import time
+
+import rclpy
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from std_srvs.srv import Trigger
+
+from maxim_interfaces.msg import Episode, PainSignal
+from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
+                                  PredictOutcome, SimilaritySearch, SystemStats,
+                                  TemporalPatterns)
+from maxim_memory import conversions as conv
+from maxim_memory.hub import HubConfig, MemoryHub, QueryError, to_plain, UnavailableError
+from maxim_memory.qos import EVENTS
+from maxim_memory.store import StoreError
+
+
+@dataclass(frozen=True)
+class MemoryNodeConfig:
+    db_path: str = '~/.maxim/memory.db'
+    synchronous: str = 'FULL'
+    hippocampus_capacity: int = 100_000
+    atl_capacity: int = 20_000
+    ag_capacity: int = 20_000
+    context_budget_s: float = 0.05
+    max_results: int = 50
+    state_flush_every: int = 20
+    embedder: str = 'hashing'
+    embedding_model_path: str = ''
+
+    def hub_config(self) -> HubConfig:
+        return HubConfig(db_path=self.db_path, synchronous=self.synchronous,
+                         hippocampus_capacity=self.hippocampus_capacity,
+                         atl_capacity=self.atl_capacity, ag_capacity=self.ag_capacity,
+                         context_budget_s=self.context_budget_s, max_results=self.max_results,
+                         state_flush_every=self.state_flush_every)
+
+
+_PARAMS = [
+    # name, default, description, range
+    ('db_path', '~/.maxim/memory.db', 'SQLite memory database (created if absent)', None),
+    ('synchronous', 'FULL', 'FULL: a capture is durable on return; NORMAL: survives a crash '
+     'of the process, may lose the last captures on power loss', None),
+    ('capacity.hippocampus', 100_000, 'Most episodes kept (0 = unbounded)', (0, 10_000_000)),
+    ('capacity.atl', 20_000, 'Most concepts kept (0 = unbounded)', (0, 10_000_000)),
+    ('capacity.angular_gyrus', 20_000, 'Most math records kept (0 = unbounded)',
+     (0, 10_000_000)),
+    ('budgets.context_s', 0.05, 'Time budget of the concept context builder, seconds',
+     (0.001, 10.0)),
+    ('budgets.max_results', 50, 'Hard cap on the items any query returns', (1, 1000)),
+    ('budgets.state_flush_every', 20, 'Snapshot NAc/SCN/pain state every N captures',
+     (0, 100_000)),
+    ('embedding.backend', 'hashing', "'hashing' (offline, instant) or 'llama' (GGUF model)",
+     None),
+    ('embedding.model_path', '', "GGUF for 'llama' ('' = the embedded gemma-3-270m, "
+     'assembled into the model cache on first use)', None),
+]
+
+
+def _descriptor(description, rng, read_only=True):
+    d = ParameterDescriptor(description=description, read_only=read_only)
+    if rng is not None:
+        lo, hi = rng
+        if isinstance(lo, float):
+            d.floating_point_range = [FloatingPointRange(from_value=lo, to_value=hi)]
+        else:
+            d.integer_range = [IntegerRange(from_value=lo, to_value=hi, step=1)]
+    return d
+
+
+class MemoryNode(Node):
+    """Owns the MemoryHub; every capture is durable on arrival, every query read-only.
+
+    Parameters:
+        db_path (string), synchronous (string), capacity.hippocampus / capacity.atl /
+        capacity.angular_gyrus (int), budgets.context_s (double), budgets.max_results (int),
+        budgets.state_flush_every (int), embedding.backend (string),
+        embedding.model_path (string). All read-only (they shape the database at start).
+    Subscriptions:
+        episodes (maxim_interfaces/Episode), pain (maxim_interfaces/PainSignal)
+    Services:
+        memory/memory_recall (MemoryRecall), memory/similarity_search (SimilaritySearch),
+        memory/predict_outcome (PredictOutcome), memory/causal_links (CausalLinks),
+        memory/pain_history (PainHistory), memory/temporal_patterns (TemporalPatterns),
+        memory/concept_query (ConceptQuery), memory/system_stats (SystemStats),
+        memory/end_session (std_srvs/Trigger: promote, consolidate, persist now)
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__('memory', **kwargs)
+        for name, default, description, rng in _PARAMS:
+            self.declare_parameter(name, default, _descriptor(description, rng))
+        p = self.get_parameter
+        self.config = MemoryNodeConfig(
+            db_path=p('db_path').value, synchronous=p('synchronous').value,
+            hippocampus_capacity=p('capacity.hippocampus').value,
+            atl_capacity=p('capacity.atl').value, ag_capacity=p('capacity.angular_gyrus').value,
+            context_budget_s=p('budgets.context_s').value,
+            max_results=p('budgets.max_results').value,
+            state_flush_every=p('budgets.state_flush_every').value,
+            embedder=p('embedding.backend').value,
+            embedding_model_path=p('embedding.model_path').value)
+        self.hub = MemoryHub(self.config.hub_config(), embedder=self._embedder())
+        for warning in self.hub.warnings:
+            self.get_logger().error(warning)
+        self._closed = False
+
+        inputs = MutuallyExclusiveCallbackGroup()
+        queries = ReentrantCallbackGroup()
+        self.create_subscription(Episode, 'episodes', self._on_episode, EVENTS,
+                                 callback_group=inputs)
+        self.create_subscription(PainSignal, 'pain', self._on_pain, EVENTS,
+                                 callback_group=inputs)
+        for srv_type, name, handler in (
+                (MemoryRecall, 'memory_recall', self._recall),
+                (SimilaritySearch, 'similarity_search', self._similarity),
+                (PredictOutcome, 'predict_outcome', self._predict),
+                (CausalLinks, 'causal_links', self._causal_links),
+                (PainHistory, 'pain_history', self._pain_history),
+                (TemporalPatterns, 'temporal_patterns', self._temporal),
+                (ConceptQuery, 'concept_query', self._concepts),
+                (SystemStats, 'system_stats', self._stats)):
+            self.create_service(srv_type, f'memory/{name}', self._guard(handler),
+                                callback_group=queries)
+        self.create_service(Trigger, 'memory/end_session', self._end_session,
+                            callback_group=inputs)
+        self.get_logger().info(f'memory open at {self.hub.store.path}: '
+                               f'{len(self.hub.hippocampus)} episodes, '
+                               f'{len(self.hub.atl)} concepts')
+
+    def _embedder(self):
+        if self.config.embedder == 'hashing':
+            return None  # the hub picks the offline hashing embedder
+        if self.config.embedder != 'llama':
+            raise ValueError(f"embedding.backend must be 'hashing' or 'llama', "
+                             f'not {self.config.embedder!r}')
+        from maxim_memory.embedding import LlamaEmbedder
+        path = self.config.embedding_model_path
+        return LlamaEmbedder(os.path.expanduser(path)) if path else LlamaEmbedder.embedded()
+
+    # --- inputs --------------------------------------------------------------------------------
+
+    def _on_episode(self, msg: Episode) -> None:
+        try:
+            ep = conv.msg_to_episode(msg, time.time())
+            self.hub.capture_episode(ep)
+        except conv.ConversionError as exc:
+            self.get_logger().error(f'episode {msg.episode_id!r} rejected: {exc}')
+        except StoreError as exc:
+            self.get_logger().error(f'episode {msg.episode_id!r} NOT stored: {exc}')
+
+    def _on_pain(self, msg: PainSignal) -> None:
+        try:
+            self.hub.record_pain(conv.msg_to_pain(msg, time.time()))
+        except (conv.ConversionError, UnavailableError, ImportError) as exc:
+            self.get_logger().warning(f'pain signal not recorded: {exc}')
+
+    def _end_session(self, request, response):
+        report = self.hub.on_session_end()
+        response.success = True
+        response.message = conv.bounded_json(to_plain({
+            'steps': report.steps, 'promotion': report.promotion,
+            'consolidation': report.consolidation, 'persisted': report.persisted_records}))
+        return response
+
+    # --- queries -------------------------------------------------------------------------------
+
+    def _guard(self, handler):
+        """Map the core's typed errors onto the answer's error_code / available fields."""
+        def call(request, response):
+            try:
+                return handler(request, response)
+            except (QueryError, conv.ConversionError) as exc:
+                response.error_code = response.ERROR_INVALID_REQUEST
+                response.error_msg = str(exc)
+                response.available = True
+            except UnavailableError as exc:
+                response.error_code = response.ERROR_UNAVAILABLE
+                response.error_msg = str(exc)
+                response.available = False
+            except Exception as exc:  # noqa: BLE001 - any failure becomes ERROR_INTERNAL
+                self.get_logger().error(f'{handler.__name__} failed: {exc!r}')
+                response.error_code = response.ERROR_INTERNAL
+                response.error_msg = f'{type(exc).__name__}: {exc}'
+                response.available = True
+            return response
+        return call
+
+    def _recall(self, req, res):
+        success = {req.SUCCESS_ANY: None, req.SUCCESS_ONLY: True,
+                   req.FAILURE_ONLY: False}.get(req.success, 'bad')
+        if success == 'bad':
+            raise QueryError(f'success must be 0, 1 or 2, not {req.success}')
+        r = self.hub.recall(query=req.query, tool_name=req.tool_name, success=success,
+                            object=req.object, person=req.person, mode=req.mode,
+                            time_after=req.time_after, time_before=req.time_before,
+                            expand=req.expand, limit=req.limit)
+        res.available = True
+        res.episodes = [conv.episode_to_summary(rec, s) for rec, s in r.hits]
+        res.total_matches = r.total_matches
+        res.result_json = conv.bounded_json({
+            'total_matches': r.total_matches, 'expanded': r.expanded,
+            'episodes': [conv.episode_to_dict(rec, s) for rec, s in r.hits]})
+        return res
+
+    def _similarity(self, req, res):
+        hits = self.hub.similarity_search(req.tool_name, req.memory_id, req.context, req.limit)
+        res.available = True
+        res.episodes = [conv.episode_to_summary(rec, s) for rec, s, _ in hits]
+        modalities = sorted({k for _, _, b in hits for k, v in b.items() if v})
+        res.modalities = modalities
+        res.result_json = conv.bounded_json({
+            'modalities': modalities,
+            'episodes': [conv.episode_to_dict(rec, s) | {'breakdown': to_plain(b)}
+                         for rec, s, b in hits]})
+        return res
+
+    def _predict(self, req, res):
+        p = self.hub.predict_outcome(req.tool_name, req.context)
+        res.available = True
+        res.known = p.observation_count > 0
+        res.value, res.expected_valence = float(p.value), float(p.expected_valence)
+        res.confidence, res.observations = float(p.confidence), int(p.observation_count)
+        res.delay_mean_s = float(p.delay_s)
+        res.delay_low_s, res.delay_high_s = float(p.delay_low_s), float(p.delay_high_s)
+        if req.include_all_outcomes:
+            res.outcomes = conv.outcomes_to_msgs(p)[:self.config.max_results]
+        plain = to_plain(p)
+        if not req.include_all_outcomes:
+            plain.pop('outcomes', None)
+        res.result_json = conv.bounded_json(plain)
+        return res
+
+    def _causal_links(self, req, res):
+        links, total = self.hub.causal_links(req.event, req.outcome, req.memory_id,
+                                             int(req.valence), req.limit)
+        res.available = True
+        res.links = [conv.causal_link_to_msg(ln) for ln in links]
+        res.total_links = total
+        res.result_json = conv.bounded_json({'total_links': total,
+                                             'links': to_plain(links)})
+        return res
+
+    def _pain_history(self, req, res):
+        if req.action_params_json.strip():
+            conv.json_object(req.action_params_json, 'action_params_json')
+        h = self.hub.pain_history(req.check_action, req.limit)
+        res.available = True
+        res.pain_types = list(h['counts'])
+        res.pain_counts = [int(v) for v in h['counts'].values()]
+        res.recent = [conv.pain_to_msg(e) for e in h['recent']]
+        res.current_intensity = float(h['current_intensity'])
+        check = h.get('check', {})
+        res.would_block = bool(check.get('would_block', check.get('blocked', False)))
+        res.block_reason = str(check.get('reason', ''))
+        res.result_json = conv.bounded_json(to_plain(h))
+        return res
+
+    def _temporal(self, req, res):
+        t = self.hub.temporal_patterns(int(req.hour), int(req.day), req.discover_rhythms,
+                                       req.limit)
+        res.available = t['scn_available']
+        res.episodes = [conv.episode_to_summary(rec) for rec in t['episodes']]
+        res.rhythms = [conv.rhythm_to_msg(r) for r in t['rhythms']]
+        res.result_json = conv.bounded_json({
+            'episodes': [conv.episode_to_dict(rec) for rec in t['episodes']],
+            'rhythms': to_plain(t['rhythms']), 'patterns': to_plain(t['patterns'])})
+        return res
+
+    def _concepts(self, req, res):
+        found = self.hub.concept_query(req.name, req.category, req.concept_id,
+                                       req.relationship_type, req.limit)
+        res.available = True
+        res.concepts = [conv.concept_to_msg(rec, rels) for rec, rels in found]
+        res.result_json = conv.bounded_json([
+            {'id': rec.id, 'name': rec.name, 'category': rec.category,
+             'definition': rec.definition, 'confidence': round(rec.confidence, 3),
+             'relationships': rels} for rec, rels in found])
+        return res
+
+    def _stats(self, req, res):
+        s = self.hub.system_stats()
+        res.available = True
+        res.episodes, res.compressed_episodes = s['episodes'], s['compressed_episodes']
+        res.causal_links, res.ec_signatures = s['causal_links'], s['ec_signatures']
+        res.concepts, res.math_records = s['concepts'], s['math_records']
+        res.pain_signals, res.graph_edges = s['pain_signals'], s['graph_edges']
+        res.result_json = conv.bounded_json(to_plain(s))
+        return res
+
+    # --- shutdown ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End the session (SCN save -> promote -> consolidate -> persist) once."""
+        if not self._closed:
+            self._closed = True
+            report = self.hub.close(end_session=True)
+            if report is not None:
+                self.get_logger().info(f'memory session ended: {report.steps}')
+
+    def destroy_node(self):
+        self.close()
+        return super().destroy_node()
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = MemoryNode()
+    executor = MultiThreadedExecutor()  # queries stay answered during a long session end
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        node.get_logger().debug('memory stopping')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

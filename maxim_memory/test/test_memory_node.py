@@ -1,0 +1,152 @@
+"""The memory node in-process over real DDS: episodes in, every query service answered."""
+
+import json
+import time
+
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from std_srvs.srv import Trigger
+
+from maxim_interfaces.msg import Episode, PainSignal
+from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
+                                  PredictOutcome, SimilaritySearch, SystemStats,
+                                  TemporalPatterns)
+from maxim_memory.nodes.memory_node import MemoryNode
+from maxim_memory.qos import EVENTS
+from maxim_memory.store import MemoryStore
+
+pytestmark = pytest.mark.ros
+
+
+def spin_until(executor, cond, timeout=15.0):
+    deadline = time.monotonic() + timeout  # a bounded wait, not a timing assertion
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        executor.spin_once(timeout_sec=0.1)
+    return cond()
+
+
+def call(executor, node, srv_type, service, **fields):
+    client = node.create_client(srv_type, f'memory/{service}')
+    assert spin_until(executor, lambda: client.service_is_ready() or
+                      client.wait_for_service(timeout_sec=0.0)), service
+    req = srv_type.Request(**fields)
+    future = client.call_async(req)
+    assert spin_until(executor, future.done), f'{service} did not answer'
+    node.destroy_client(client)
+    return future.result()
+
+
+def episode(i, tool='grasp', success=True, objects=('mug',)):
+    m = Episode(episode_id=f'ep-{i}', run_id='run-1', perception=f'I see a {objects[0]}',
+                detected_objects=list(objects), salience=0.6, novelty=0.2,
+                goal='grasp_the_mug', mode='active', intent='pick up the mug', confidence=0.8,
+                tool_name=tool, arguments_json='{"target": "mug"}', success=success,
+                valence=0.7 if success else -0.7, outcome='held' if success else 'slipped',
+                duration_s=1.5)
+    m.header.stamp.sec = 1_800_000_000 + i * 60
+    return m
+
+
+@pytest.fixture
+def ros():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    executor = SingleThreadedExecutor(context=ctx)
+    try:
+        yield ctx, executor
+    finally:
+        executor.shutdown()
+        rclpy.try_shutdown(context=ctx)
+
+
+def test_memory_node_captures_and_answers_every_query(ros, tmp_path):
+    ctx, executor = ros
+    db = tmp_path / 'memory.db'
+    node = MemoryNode(context=ctx, parameter_overrides=[
+        Parameter('db_path', value=str(db)), Parameter('budgets.max_results', value=5)])
+    peer = rclpy.create_node('peer', context=ctx)
+    executor.add_node(node)
+    executor.add_node(peer)
+    try:
+        pub = peer.create_publisher(Episode, 'episodes', EVENTS)
+        pain_pub = peer.create_publisher(PainSignal, 'pain', EVENTS)
+        assert spin_until(executor, lambda: pub.get_subscription_count() > 0)
+        for i in range(8):
+            pub.publish(episode(i, success=i % 4 != 3))
+        bad = episode(99)
+        bad.context_json = '[not an object'
+        pub.publish(bad)
+        worse = episode(98)
+        worse.valence = 3.0
+        pub.publish(worse)
+        pain_pub.publish(PainSignal(pain_type=PainSignal.TYPE_TOOL_FAILURE,
+                                    type_name='tool_failure', intensity=0.4, source='grasp',
+                                    description='grasp failed'))
+        assert spin_until(executor, lambda: len(node.hub.hippocampus) == 8)
+        assert node.hub.hippocampus.find('ep-99') is None  # rejected, logged
+        assert node.hub.hippocampus.find('ep-98') is None
+
+        stats = call(executor, peer, SystemStats, 'system_stats')
+        assert stats.available and stats.episodes == 8 and stats.error_code == 0
+        assert json.loads(stats.result_json)['layers']['hippocampus']['records'] == 8
+
+        r = call(executor, peer, MemoryRecall, 'memory_recall', tool_name='grasp',
+                 success=MemoryRecall.Request.FAILURE_ONLY, limit=10)
+        assert r.available and r.total_matches == 2
+        assert [e.episode_id for e in r.episodes] == ['ep-7', 'ep-3']
+        assert not r.episodes[0].success and r.episodes[0].stamp == 1_800_000_420.0
+        big = call(executor, peer, MemoryRecall, 'memory_recall', limit=1000)
+        assert len(big.episodes) == 5 and big.total_matches == 8  # capped by the node
+        bad_req = call(executor, peer, MemoryRecall, 'memory_recall', success=7)
+        assert bad_req.error_code == MemoryRecall.Response.ERROR_INVALID_REQUEST
+
+        node.hub.extractor.drain(timeout=10)
+        c = call(executor, peer, ConceptQuery, 'concept_query', name='mug', limit=3)
+        assert c.available and [x.name for x in c.concepts] == ['mug']
+        assert c.concepts[0].episode_count == 8
+
+        t = call(executor, peer, TemporalPatterns, 'temporal_patterns', hour=-1, day=-1,
+                 discover_rhythms=True, limit=3)
+        assert len(t.episodes) == 3 and t.error_code == 0
+        t_bad = call(executor, peer, TemporalPatterns, 'temporal_patterns', hour=30, day=-1)
+        assert t_bad.error_code == TemporalPatterns.Response.ERROR_INVALID_REQUEST
+
+        p = call(executor, peer, PredictOutcome, 'predict_outcome', tool_name='grasp',
+                 context='mug', include_all_outcomes=True)
+        assert p.available and p.known and p.observations == 8 and p.error_code == 0
+        assert 0.5 < p.value < 1.0 and {o.outcome for o in p.outcomes} == {'success', 'failure'}
+        links = call(executor, peer, CausalLinks, 'causal_links', event='grasp',
+                     valence=CausalLinks.Request.VALENCE_NEGATIVE, limit=3)
+        assert links.total_links == 1 and links.links[0].outcome == 'failure'
+        assert set(links.links[0].memory_ids) == {'ep-3', 'ep-7'}
+        assert spin_until(executor, lambda: len(node.hub.pain.obj) == 1)
+        pain = call(executor, peer, PainHistory, 'pain_history', check_action='grasp', limit=3)
+        assert pain.available and pain.recent[0].source == 'grasp'
+        assert dict(zip(pain.pain_types, pain.pain_counts))['tool_failure'] == 1
+        assert not pain.would_block and pain.current_intensity > 0
+        bad_pain = call(executor, peer, PainHistory, 'pain_history', action_params_json='[1]')
+        assert bad_pain.error_code == PainHistory.Response.ERROR_INVALID_REQUEST
+        sim = call(executor, peer, SimilaritySearch, 'similarity_search', memory_id='ep-1',
+                   limit=3)
+        assert sim.available and sim.error_code == 0, sim.error_msg
+        assert len(sim.episodes) == 3 and 'ep-1' not in [e.episode_id for e in sim.episodes]
+        assert sim.modalities and json.loads(sim.result_json)['episodes']
+        nosim = call(executor, peer, SimilaritySearch, 'similarity_search')
+        assert nosim.error_code == SimilaritySearch.Response.ERROR_INVALID_REQUEST
+        before = [(r.id, r.access_count) for r in node.hub.hippocampus]
+        call(executor, peer, SystemStats, 'system_stats')
+        assert [(r.id, r.access_count) for r in node.hub.hippocampus] == before
+
+        end = call(executor, peer, Trigger, 'end_session')
+        assert end.success and json.loads(end.message)['steps'][-1] == 'persist'
+    finally:
+        executor.remove_node(node)
+        node.destroy_node()  # ends the session and closes the database
+        peer.destroy_node()
+    with MemoryStore(db) as st:
+        assert st.count('hippocampus') == 8 and st.count('atl') >= 1
+        assert st.get_state('relationship_registry') is not None

@@ -1,0 +1,232 @@
+"""Message <-> core conversions of maxim_perception (the only module outside nodes/ that knows
+message types; no rclpy here).
+
+Images go through numpy buffers (np.frombuffer / reshape / tobytes), never per-pixel loops.
+"""
+
+from builtin_interfaces.msg import Time as TimeMsg
+import cv2
+from geometry_msgs.msg import Point
+import numpy as np
+from sensor_msgs.msg import CameraInfo, Image
+from visualization_msgs.msg import Marker, MarkerArray
+
+from maxim_interfaces.msg import AttentionState, Detection, Percept
+from maxim_perception.attention.attention import (AttentionResult, MODE_IDLE, MODE_SCAN,
+                                                  MODE_TRACK, PerceptSummary, Target)
+from maxim_perception.attention.detectors import KIND_COLOR, KIND_FACE, KIND_MOTION
+from maxim_perception.camera_model import CameraModel
+
+# ==== camera and attention ====================================================================
+
+
+class ImageConversionError(ValueError):
+    """An Image message or array that cannot be converted (encoding, size, step)."""
+
+
+# encoding -> (channels, numpy dtype)
+_ENCODINGS = {
+    'bgr8': (3, np.uint8), 'rgb8': (3, np.uint8), 'bgra8': (4, np.uint8),
+    'rgba8': (4, np.uint8), 'mono8': (1, np.uint8), '8UC1': (1, np.uint8),
+    '8UC3': (3, np.uint8), 'mono16': (1, np.uint16), '16UC1': (1, np.uint16),
+}
+
+
+def time_msg(seconds: float) -> TimeMsg:
+    sec = int(np.floor(seconds))
+    return TimeMsg(sec=sec, nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
+
+
+def stamp_to_seconds(stamp: TimeMsg) -> float:
+    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+def image_to_msg(array: np.ndarray, encoding: str = 'bgr8', stamp: TimeMsg | None = None,
+                 frame_id: str = '') -> Image:
+    """An Image from an HxW or HxWxC array (one copy: tobytes)."""
+    if encoding not in _ENCODINGS:
+        raise ImageConversionError(f'unsupported encoding {encoding!r}; '
+                                   f'supported: {sorted(_ENCODINGS)}')
+    channels, dtype = _ENCODINGS[encoding]
+    arr = np.asarray(array)
+    if arr.dtype != dtype:
+        raise ImageConversionError(f'{encoding} needs dtype {np.dtype(dtype)}, got {arr.dtype}')
+    shape_ok = (arr.ndim == 2 and channels == 1) or (arr.ndim == 3 and arr.shape[2] == channels)
+    if not shape_ok:
+        raise ImageConversionError(f'{encoding} needs {channels} channel(s), got {arr.shape}')
+    msg = Image()
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.header.frame_id = frame_id
+    msg.height, msg.width = int(arr.shape[0]), int(arr.shape[1])
+    msg.encoding = encoding
+    msg.is_bigendian = 0
+    msg.step = int(arr.shape[1]) * channels * np.dtype(dtype).itemsize
+    msg.data = np.ascontiguousarray(arr).astype(np.dtype(dtype).newbyteorder('<'),
+                                                copy=False).tobytes()
+    return msg
+
+
+def msg_to_image(msg: Image) -> np.ndarray:
+    """An HxWxC (or HxW for one channel) array viewing the message's buffer (read-only).
+
+    Rows padded beyond width (step > width * pixel size) are cropped without a copy.
+    """
+    if msg.encoding not in _ENCODINGS:
+        raise ImageConversionError(f'unsupported encoding {msg.encoding!r}; '
+                                   f'supported: {sorted(_ENCODINGS)}')
+    channels, dtype = _ENCODINGS[msg.encoding]
+    dt = np.dtype(dtype).newbyteorder('>' if msg.is_bigendian else '<')
+    row = msg.width * channels * dt.itemsize
+    if msg.height == 0 or msg.width == 0:
+        raise ImageConversionError(f'empty image {msg.width}x{msg.height}')
+    if msg.step < row or len(msg.data) < msg.step * msg.height:
+        raise ImageConversionError(f'{msg.width}x{msg.height} {msg.encoding}: step {msg.step}'
+                                   f' and {len(msg.data)} bytes do not hold the image')
+    buf = np.frombuffer(msg.data, dtype=np.uint8, count=msg.step * msg.height)
+    rows = buf.reshape(msg.height, msg.step)[:, :row]
+    arr = rows.view(dt) if rows.flags['C_CONTIGUOUS'] else \
+        np.ascontiguousarray(rows).view(dt)
+    return arr.reshape(msg.height, msg.width) if channels == 1 else \
+        arr.reshape(msg.height, msg.width, channels)
+
+
+def msg_to_bgr(msg: Image) -> np.ndarray:
+    """An HxWx3 uint8 BGR array for attention, whatever 8-bit colour encoding came in."""
+    arr = msg_to_image(msg)
+    enc = msg.encoding
+    if enc in ('bgr8', '8UC3'):
+        return arr
+    if enc == 'rgb8':
+        return cv2.cvtColor(arr, cv2.COLOR_RGB2BGR)
+    if enc == 'bgra8':
+        return cv2.cvtColor(arr, cv2.COLOR_BGRA2BGR)
+    if enc == 'rgba8':
+        return cv2.cvtColor(arr, cv2.COLOR_RGBA2BGR)
+    if enc in ('mono8', '8UC1'):
+        return cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR)
+    raise ImageConversionError(f'{enc} is not an 8-bit colour or grey encoding')
+
+
+def camera_info_to_msg(model: CameraModel, frame_id: str = '',
+                       stamp: TimeMsg | None = None) -> CameraInfo:
+    info = model.camera_info_dict(frame_id)
+    msg = CameraInfo()
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.header.frame_id = frame_id
+    msg.width, msg.height = info['width'], info['height']
+    msg.distortion_model = info['distortion_model']
+    msg.d, msg.k, msg.r, msg.p = info['d'], info['k'], info['r'], info['p']
+    return msg
+
+
+def msg_to_camera_model(msg: CameraInfo) -> CameraModel:
+    """The pinhole model of a CameraInfo (its K; distortion is ignored)."""
+    return CameraModel.from_k(int(msg.width), int(msg.height), list(msg.k))
+
+
+_KIND_TO_MSG = {KIND_FACE: Detection.KIND_FACE, KIND_COLOR: Detection.KIND_COLOR_BLOB,
+                KIND_MOTION: Detection.KIND_MOTION}
+_MODE_TO_MSG = {MODE_IDLE: AttentionState.MODE_IDLE, MODE_TRACK: AttentionState.MODE_TRACK,
+                MODE_SCAN: AttentionState.MODE_SCAN}
+
+
+def target_to_msg(tg: Target) -> Detection:
+    x, y, w, h = tg.bbox
+    return Detection(track_id=int(tg.track_id), kind=_KIND_TO_MSG.get(tg.kind,
+                                                                      Detection.KIND_UNKNOWN),
+                     label=tg.label, confidence=float(tg.confidence), x=float(x), y=float(y),
+                     width=float(w), height=float(h), pan=float(tg.pan), tilt=float(tg.tilt),
+                     novelty=float(tg.novelty), salience=float(tg.salience),
+                     age_s=float(tg.age_s), dwell_s=float(tg.dwell_s))
+
+
+def target_dict_to_msg(d: dict) -> Detection:
+    """A Detection from scene_summary()'s plain target dict."""
+    x, y, w, h = d['bbox']
+    return Detection(track_id=int(d['track_id']),
+                     kind=_KIND_TO_MSG.get(d['kind'], Detection.KIND_UNKNOWN),
+                     label=d['label'], confidence=float(d['confidence']), x=float(x),
+                     y=float(y), width=float(w), height=float(h), pan=float(d['pan']),
+                     tilt=float(d['tilt']), novelty=float(d['novelty']),
+                     salience=float(d['salience']), age_s=float(d['age_s']),
+                     dwell_s=float(d['dwell_s']))
+
+
+def attention_to_msg(result: AttentionResult, stamp: TimeMsg | None = None,
+                     frame_id: str = '') -> AttentionState:
+    msg = AttentionState()
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.header.frame_id = frame_id
+    msg.mode = _MODE_TO_MSG[result.mode]
+    msg.targets = [target_to_msg(tg) for tg in result.targets]
+    if result.focus is not None:
+        msg.has_focus = True
+        msg.focus_track_id = int(result.focus.track_id)
+        msg.focus_pan, msg.focus_tilt = float(result.focus.pan), float(result.focus.tilt)
+        msg.dwell_s = float(result.focus_dwell_s)
+    if result.suggestion is not None:
+        msg.has_suggestion = True
+        msg.suggested_next_track_id = int(result.suggestion.track_id)
+        msg.suggestion_reason = result.suggestion_reason
+    return msg
+
+
+def percept_to_msg(summary: PerceptSummary, percept_id: str, stamp: TimeMsg | None = None,
+                   frame_id: str = '', source_name: str = 'camera') -> Percept:
+    msg = Percept()
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.header.frame_id = frame_id
+    msg.percept_id = percept_id
+    msg.source = Percept.SOURCE_VISION
+    msg.source_name = source_name
+    msg.objects = [target_to_msg(tg) for tg in summary.objects]
+    msg.people = [target_to_msg(tg) for tg in summary.people]
+    msg.narrative = summary.narrative
+    msg.novelty = float(summary.novelty)
+    msg.salience = float(summary.salience)
+    return msg
+
+
+def attention_to_markers(result: AttentionResult, model: CameraModel,
+                         stamp: TimeMsg | None = None, frame_id: str = '',
+                         distance_m: float = 1.0) -> MarkerArray:
+    """An arrow from the camera along each target's ray (optical frame) and a text label.
+
+    The first marker deletes the previous set, so lost targets vanish from rviz.
+    """
+    out = MarkerArray()
+    clear = Marker(action=Marker.DELETEALL)
+    clear.header.frame_id = frame_id
+    out.markers.append(clear)
+    focus_id = result.focus.track_id if result.focus else None
+    for tg in result.targets:
+        u, v = tg.center
+        rx, ry, rz = model.ray_optical(u, v)
+        tip = Point(x=rx * distance_m, y=ry * distance_m, z=rz * distance_m)
+        is_focus = tg.track_id == focus_id
+        colour = (1.0, 1.0, 0.0) if is_focus else (0.0, 0.8, 0.0)
+        for ns, mtype in (('attention_rays', Marker.ARROW),
+                          ('attention_labels', Marker.TEXT_VIEW_FACING)):
+            m = Marker(ns=ns, id=int(tg.track_id), type=mtype, action=Marker.ADD)
+            if stamp is not None:
+                m.header.stamp = stamp
+            m.header.frame_id = frame_id
+            m.pose.orientation.w = 1.0
+            m.color.r, m.color.g, m.color.b = colour
+            m.color.a = 1.0
+            if mtype == Marker.ARROW:
+                m.points = [Point(), tip]
+                m.scale.x, m.scale.y, m.scale.z = (0.02, 0.04, 0.06) if is_focus else \
+                    (0.01, 0.02, 0.04)
+            else:
+                m.pose.position = Point(x=tip.x, y=tip.y - 0.05, z=tip.z)
+                m.scale.z = 0.06
+                m.text = f'#{tg.track_id} {tg.label} n{tg.novelty:.2f}'
+            out.markers.append(m)
+    return out
+
+# ==== head control (added by the head-control work below) ====================================

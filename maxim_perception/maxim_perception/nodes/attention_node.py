@@ -1,0 +1,283 @@
+"""The attention node: camera frames in; attention state, percepts, a debug image and rviz
+markers out; the scene_summary service for the agent's tool."""
+
+from dataclasses import dataclass
+import json
+import math
+import signal
+import threading
+import uuid
+
+import rclpy
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from sensor_msgs.msg import CameraInfo, Image, JointState
+from visualization_msgs.msg import MarkerArray
+
+from maxim_interfaces.msg import AttentionState, Percept
+from maxim_interfaces.srv import SceneSummary
+from maxim_perception.attention.attention import (AttentionConfig, AttentionCore,
+                                                  AttentionError, PerceptGate)
+from maxim_perception.attention.detectors import DetectorError
+from maxim_perception.camera_model import CameraModel, CameraModelError
+from maxim_perception.conversions import (attention_to_markers, attention_to_msg,
+                                          ImageConversionError, image_to_msg, msg_to_bgr,
+                                          msg_to_camera_model, percept_to_msg,
+                                          stamp_to_seconds, target_dict_to_msg)
+from maxim_perception.qos import LATCHED, SENSOR
+
+
+@dataclass(frozen=True)
+class AttentionNodeConfig:
+    percept_period_s: float
+    hfov_deg: float
+    max_rate_hz: float
+    pan_joint: str
+    tilt_joint: str
+    use_camera_info: bool
+    debug_image: bool
+    markers: bool
+    attention: AttentionConfig
+
+
+class AttentionNode(Node):
+    """Turns camera frames into tracked targets, a focus and percepts.
+
+    Frames are processed in their own callback group at most `max_rate_hz`; only the newest
+    frame is kept, older ones are dropped (never queued), so a slow frame never builds a
+    backlog. Run it under a MultiThreadedExecutor (main() does) so the service and the
+    subscriptions stay responsive while a frame is processed.
+
+    Parameters:
+        percept_period_s (double, 2.0): percepts at most this often, and only when the scene
+            changed meaningfully (targets appeared/left, the focus changed).
+        hfov_deg (double, 60.0): horizontal field of view until a CameraInfo arrives.
+        use_camera_info (bool, true): take the intrinsics from camera/camera_info.
+        max_rate_hz (double, 15.0): processing rate ceiling.
+        joints.pan (string, 'head_pan_joint'), joints.tilt (string, 'head_tilt_joint').
+        detect.faces, detect.colors, detect.motion (bool, true), detect.motion_method
+            (string, 'diff' | 'mog2'), detect.yunet_path (string, ''), detect.width (int, 320).
+        focus.min_dwell_s (double, 1.5), focus.habituated_novelty (double, 0.35),
+        focus.switch_margin (double, 0.1).
+        publish.debug_image (bool, true), publish.markers (bool, true).
+    Publishers:
+        attention/state (maxim_interfaces/AttentionState, latched), percepts
+        (maxim_interfaces/Percept, reliable), attention/debug_image (sensor_msgs/Image, bgr8),
+        attention/markers (visualization_msgs/MarkerArray).
+    Subscriptions:
+        camera/image_raw (sensor_msgs/Image, sensor QoS), camera/camera_info
+        (sensor_msgs/CameraInfo), joint_states (sensor_msgs/JointState).
+    Services:
+        perception/scene_summary (maxim_interfaces/SceneSummary).
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__('attention', **kwargs)
+        self.config = cfg = self._declare()
+        model = CameraModel(640, 480, math.radians(cfg.hfov_deg))
+        self.core = AttentionCore(model, cfg.attention)
+        self.gate = PerceptGate(cfg.percept_period_s)
+        self._lock = threading.Lock()       # guards the slots below
+        self._core_lock = threading.Lock()  # guards the core (processing vs the service)
+        self._latest: Image | None = None
+        self._head = (0.0, 0.0)
+        self._info_model: CameraModel | None = None
+        self.frames_processed = 0
+        self.frames_dropped = 0
+        self.percepts_published = 0
+
+        self.state_pub = self.create_publisher(AttentionState, 'attention/state', LATCHED)
+        self.percept_pub = self.create_publisher(Percept, 'percepts', 10)
+        self.debug_pub = self.create_publisher(Image, 'attention/debug_image', SENSOR)
+        self.marker_pub = self.create_publisher(MarkerArray, 'attention/markers', 10)
+        self.create_subscription(Image, 'camera/image_raw', self._on_image, SENSOR)
+        self.create_subscription(JointState, 'joint_states', self._on_joints, SENSOR)
+        if cfg.use_camera_info:
+            self.create_subscription(CameraInfo, 'camera/camera_info', self._on_info, SENSOR)
+        self.create_service(SceneSummary, 'perception/scene_summary', self._on_scene_summary)
+        self._processing = MutuallyExclusiveCallbackGroup()
+        self.create_timer(1.0 / cfg.max_rate_hz, self._process_latest,
+                          callback_group=self._processing)
+
+    def _declare(self) -> AttentionNodeConfig:
+        def p(name, default, description, **extra):
+            return self.declare_parameter(
+                name, default, ParameterDescriptor(description=description, **extra)).value
+
+        positive = FloatingPointRange(from_value=1e-3, to_value=1e6, step=0.0)
+        unit = FloatingPointRange(from_value=0.0, to_value=1.0, step=0.0)
+        attention = AttentionConfig(
+            faces=p('detect.faces', True, 'Detect faces'),
+            colors=p('detect.colors', True, 'Detect saturated coloured objects'),
+            motion=p('detect.motion', True, 'Detect moving regions'),
+            motion_method=p('detect.motion_method', 'diff', "'diff' or 'mog2'"),
+            yunet_path=p('detect.yunet_path', '', 'YuNet ONNX model; empty: Haar cascade'),
+            detect_width=p('detect.width', 320, 'Detectors run on a copy this wide'),
+            min_dwell_s=p('focus.min_dwell_s', 1.5, 'Keep a new focus at least this long',
+                          floating_point_range=[FloatingPointRange(
+                              from_value=0.0, to_value=600.0, step=0.0)]),
+            habituated_novelty=p('focus.habituated_novelty', 0.35,
+                                 'Novelty below which the focus is given up',
+                                 floating_point_range=[unit]),
+            switch_margin=p('focus.switch_margin', 0.1,
+                            'Salience margin a rival needs to take the focus',
+                            floating_point_range=[unit]),
+        )
+        return AttentionNodeConfig(
+            percept_period_s=p('percept_period_s', 2.0, 'Percepts at most this often (s)',
+                               floating_point_range=[positive]),
+            hfov_deg=p('hfov_deg', 60.0, 'Horizontal FOV until CameraInfo arrives',
+                       floating_point_range=[FloatingPointRange(from_value=1.0,
+                                                                to_value=179.0, step=0.0)]),
+            max_rate_hz=p('max_rate_hz', 15.0, 'Processing rate ceiling',
+                          floating_point_range=[positive]),
+            pan_joint=p('joints.pan', 'head_pan_joint', 'Pan joint name in joint_states'),
+            tilt_joint=p('joints.tilt', 'head_tilt_joint', 'Tilt joint name in joint_states'),
+            use_camera_info=p('use_camera_info', True, 'Intrinsics from camera/camera_info'),
+            debug_image=p('publish.debug_image', True, 'Publish attention/debug_image'),
+            markers=p('publish.markers', True, 'Publish attention/markers'),
+            attention=attention,
+        )
+
+    # ---- inputs (cheap: they only store) -------------------------------------------------
+
+    def _on_image(self, msg: Image) -> None:
+        with self._lock:
+            if self._latest is not None:
+                self.frames_dropped += 1
+            self._latest = msg
+
+    def _on_joints(self, msg: JointState) -> None:
+        names = list(msg.name)
+        pan, tilt = self._head
+        try:
+            if self.config.pan_joint in names:
+                pan = float(msg.position[names.index(self.config.pan_joint)])
+            if self.config.tilt_joint in names:
+                tilt = float(msg.position[names.index(self.config.tilt_joint)])
+        except IndexError:
+            self.get_logger().warning('joint_states: fewer positions than names; ignored',
+                                      throttle_duration_sec=5.0)
+            return
+        if math.isfinite(pan) and math.isfinite(tilt):
+            with self._lock:
+                self._head = (pan, tilt)
+
+    def _on_info(self, msg: CameraInfo) -> None:
+        try:
+            model = msg_to_camera_model(msg)
+        except CameraModelError as exc:
+            self.get_logger().warning(f'camera_info ignored: {exc}', throttle_duration_sec=5.0)
+            return
+        with self._lock:
+            self._info_model = model
+
+    # ---- processing (own callback group) --------------------------------------------------
+
+    def _process_latest(self) -> None:
+        with self._lock:
+            msg, self._latest = self._latest, None
+            head, info_model = self._head, self._info_model
+        if msg is None:
+            return
+        try:
+            frame = msg_to_bgr(msg)
+        except ImageConversionError as exc:
+            self.get_logger().warning(f'image ignored: {exc}', throttle_duration_sec=5.0)
+            return
+        t = stamp_to_seconds(msg.header.stamp)
+        if t <= 0.0:
+            t = self.get_clock().now().nanoseconds * 1e-9
+        with self._core_lock:
+            self._fit_model(frame, info_model)
+            try:
+                result = self.core.process(frame, t, head[0], head[1])
+            except (AttentionError, DetectorError, CameraModelError) as exc:
+                self.get_logger().warning(f'frame not processed: {exc}',
+                                          throttle_duration_sec=5.0)
+                return
+            model = self.core.camera_model
+        self.frames_processed += 1
+        stamp, frame_id = msg.header.stamp, msg.header.frame_id
+        self.state_pub.publish(attention_to_msg(result, stamp, frame_id))
+        if self.gate.offer(result.percept, t):
+            self.percept_pub.publish(percept_to_msg(result.percept,
+                                                    f'vision-{uuid.uuid4().hex[:12]}',
+                                                    stamp, frame_id))
+            self.percepts_published += 1
+        if self.config.debug_image and self.debug_pub.get_subscription_count():
+            self.debug_pub.publish(image_to_msg(self.core.annotate(frame, result), 'bgr8',
+                                                stamp, frame_id))
+        if self.config.markers and self.marker_pub.get_subscription_count():
+            self.marker_pub.publish(attention_to_markers(result, model, stamp, frame_id))
+
+    def _fit_model(self, frame, info_model: CameraModel | None) -> None:
+        """Use CameraInfo's intrinsics when they match the frame, else the configured FOV."""
+        h, w = frame.shape[:2]
+        cm = self.core.camera_model
+        if info_model is not None and (info_model.width, info_model.height) == (w, h):
+            if info_model.intrinsics != cm.intrinsics or (cm.width, cm.height) != (w, h):
+                self.core.set_camera_model(info_model)
+        elif (cm.width, cm.height) != (w, h):
+            self.core.set_camera_model(CameraModel(w, h, math.radians(self.config.hfov_deg)))
+
+    # ---- service --------------------------------------------------------------------------
+
+    def _on_scene_summary(self, request, response):
+        try:
+            with self._core_lock:
+                summary = self.core.scene_summary(int(request.top_n),
+                                                  bool(request.include_attention))
+                last = self.core.last_result
+        except AttentionError as exc:
+            response.error_code = SceneSummary.Response.ERROR_INVALID_REQUEST
+            response.error_msg = str(exc)
+            return response
+        response.available = bool(summary['available'])
+        response.narrative = summary['narrative']
+        response.result_json = json.dumps(summary)
+        if not response.available:
+            response.error_code = SceneSummary.Response.ERROR_UNAVAILABLE
+            response.error_msg = 'no camera frame processed yet'
+            return response
+        response.targets = [target_dict_to_msg(d) for d in summary['targets']]
+        if request.include_attention and last is not None:
+            response.attention = attention_to_msg(last)
+        response.error_code = SceneSummary.Response.ERROR_NONE
+        return response
+
+
+def main(args=None):
+    # The executor spins in a worker thread; this thread waits for SIGINT/SIGTERM (through
+    # Python's handlers, not rclpy's, which would shut the context down under the executor's
+    # worker threads and end in an RCLError instead of a clean exit).
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    node = AttentionNode()
+    executor = MultiThreadedExecutor(num_threads=2)
+    executor.add_node(node)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+
+    def spin():
+        try:
+            executor.spin()
+        except ExternalShutdownException:
+            pass
+        finally:
+            stop.set()
+
+    spinner = threading.Thread(target=spin, name='attention-executor', daemon=True)
+    spinner.start()
+    try:
+        while not stop.wait(0.5):
+            pass
+        node.get_logger().debug('attention stopping')
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        spinner.join(timeout=2.0)
+        node.destroy_node()
+        rclpy.try_shutdown()

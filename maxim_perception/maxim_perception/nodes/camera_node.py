@@ -1,0 +1,155 @@
+"""The camera node: frames from a V4L2 device, a video file or a synthetic scene, published as
+sensor_msgs/Image + CameraInfo. A missing or unplugged camera is reported and retried; the node
+never dies of it."""
+
+from dataclasses import dataclass
+import math
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from sensor_msgs.msg import CameraInfo, Image
+
+from maxim_perception.camera import (CameraStatus, OpenCVCamera, ReconnectingCamera,
+                                     SyntheticCamera)
+from maxim_perception.camera_model import CameraModel
+from maxim_perception.conversions import camera_info_to_msg, image_to_msg
+from maxim_perception.qos import SENSOR
+
+
+@dataclass(frozen=True)
+class CameraNodeConfig:
+    device: str
+    width: int
+    height: int
+    fps: float
+    frame_id: str
+    hfov_deg: float
+    synthetic: bool
+    initial_backoff_s: float
+    max_backoff_s: float
+    open_timeout_s: float
+    diagnostics_period_s: float
+
+
+_LEVEL = {CameraStatus.OK: DiagnosticStatus.OK, CameraStatus.CONNECTING: DiagnosticStatus.WARN,
+          CameraStatus.ENDED: DiagnosticStatus.WARN, CameraStatus.MISSING: DiagnosticStatus.ERROR,
+          CameraStatus.ERROR: DiagnosticStatus.ERROR}
+
+
+class CameraNode(Node):
+    """Publishes camera frames; reconnects with backoff when the camera goes away.
+
+    Parameters:
+        device (string or int, ''): '' -> /dev/video0; an index ('0', 0), a /dev path or a
+            video file.
+        width (int, 640), height (int, 480), fps (double, 30.0): the published image size and
+            rate (frames of another size are resized).
+        frame_id (string, 'camera_optical_frame'), hfov_deg (double, 60.0): CameraInfo.
+        synthetic (bool, false): a rendered test scene instead of a device (burger mode).
+        reconnect.initial_backoff_s (double, 0.5), reconnect.max_backoff_s (double, 5.0),
+        reconnect.open_timeout_s (double, 2.0): retry spacing and the budget of one attempt.
+        diagnostics_period_s (double, 1.0).
+    Publishers:
+        camera/image_raw (sensor_msgs/Image, bgr8, sensor QoS),
+        camera/camera_info (sensor_msgs/CameraInfo, sensor QoS),
+        diagnostics (diagnostic_msgs/DiagnosticArray).
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__('camera', **kwargs)
+        self.config = cfg = self._declare()
+        self.model = CameraModel(cfg.width, cfg.height, math.radians(cfg.hfov_deg))
+        if cfg.synthetic:
+            source = SyntheticCamera(cfg.width, cfg.height, cfg.fps)
+        else:
+            source = OpenCVCamera(cfg.device, cfg.width, cfg.height, cfg.fps,
+                                  open_timeout_s=cfg.open_timeout_s,
+                                  read_timeout_s=min(cfg.open_timeout_s, 1.0))
+        self.camera = ReconnectingCamera(source, cfg.initial_backoff_s, cfg.max_backoff_s)
+        self.image_pub = self.create_publisher(Image, 'camera/image_raw', SENSOR)
+        self.info_pub = self.create_publisher(CameraInfo, 'camera/camera_info', SENSOR)
+        self.diag_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self.create_timer(1.0 / cfg.fps, self._on_frame_timer)
+        self.create_timer(cfg.diagnostics_period_s, self._publish_diagnostics)
+        self.get_logger().info(f'camera: {source.describe()} at {cfg.width}x{cfg.height} '
+                               f'{cfg.fps:g} fps, frame {cfg.frame_id!r}')
+
+    def _declare(self) -> CameraNodeConfig:
+        def p(name, default, description, **extra):
+            return self.declare_parameter(
+                name, default, ParameterDescriptor(description=description, **extra)).value
+
+        device = p('device', '', "'' -> /dev/video0; an index, a /dev path or a video file",
+                   dynamic_typing=True)
+        size = IntegerRange(from_value=16, to_value=8192, step=1)
+        positive = FloatingPointRange(from_value=1e-3, to_value=1e6, step=0.0)
+        return CameraNodeConfig(
+            device=str(device),
+            width=p('width', 640, 'Image width in pixels', integer_range=[size]),
+            height=p('height', 480, 'Image height in pixels', integer_range=[size]),
+            fps=float(p('fps', 30.0, 'Frame rate', floating_point_range=[positive])),
+            frame_id=p('frame_id', 'camera_optical_frame', 'frame_id of images and info'),
+            hfov_deg=float(p('hfov_deg', 60.0, 'Horizontal field of view (degrees)',
+                             floating_point_range=[FloatingPointRange(
+                                 from_value=1.0, to_value=179.0, step=0.0)])),
+            synthetic=bool(p('synthetic', False, 'Render a synthetic test scene')),
+            initial_backoff_s=float(p('reconnect.initial_backoff_s', 0.5,
+                                      'First retry delay after a failure',
+                                      floating_point_range=[positive])),
+            max_backoff_s=float(p('reconnect.max_backoff_s', 5.0, 'Longest retry delay',
+                                  floating_point_range=[positive])),
+            open_timeout_s=float(p('reconnect.open_timeout_s', 2.0,
+                                   'Budget of one open attempt', floating_point_range=[positive])),
+            diagnostics_period_s=float(p('diagnostics_period_s', 1.0, 'Diagnostics period',
+                                         floating_point_range=[positive])),
+        )
+
+    def _on_frame_timer(self) -> None:
+        result = self.camera.poll()
+        if result.changed:
+            if result.status == CameraStatus.OK:
+                self.get_logger().info(f'camera streaming: {self.camera.source.describe()}')
+            else:
+                self.get_logger().warning(f'camera {result.status.value}: {result.message}')
+        if result.frame is None:
+            return
+        stamp = self.get_clock().now().to_msg()
+        frame_id = self.config.frame_id
+        self.image_pub.publish(image_to_msg(result.frame, 'bgr8', stamp, frame_id))
+        self.info_pub.publish(camera_info_to_msg(self.model, frame_id, stamp))
+
+    def diagnostic_status(self) -> DiagnosticStatus:
+        cam = self.camera
+        return DiagnosticStatus(
+            level=_LEVEL[cam.status], name=f'{self.get_name()}: camera',
+            message=f'{cam.status.value}: {cam.message}',
+            hardware_id=cam.source.describe(),
+            values=[KeyValue(key='status', value=cam.status.value),
+                    KeyValue(key='frames', value=str(cam.frames)),
+                    KeyValue(key='open_attempts', value=str(cam.attempts)),
+                    KeyValue(key='failures_since_last_frame', value=str(cam.failures)),
+                    KeyValue(key='next_attempt_in_s', value=f'{cam.next_attempt_in:.2f}')])
+
+    def _publish_diagnostics(self) -> None:
+        msg = DiagnosticArray(status=[self.diagnostic_status()])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.diag_pub.publish(msg)
+
+    def destroy_node(self):
+        self.camera.close()
+        return super().destroy_node()
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = CameraNode()
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        node.get_logger().debug('camera stopping')
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

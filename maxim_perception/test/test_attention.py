@@ -1,0 +1,168 @@
+"""The attention core on rendered frames: targets, focus, habituation-driven gaze shifts,
+head-angle bookkeeping, percepts, scene_summary and the debug image."""
+
+import math
+
+import numpy as np
+import pytest
+
+from maxim_perception.attention import (AttentionConfig, AttentionCore, AttentionError,
+                                        PerceptGate)
+from maxim_perception.attention.attention import MODE_IDLE, MODE_SCAN, PerceptSummary
+from maxim_perception.camera import SyntheticCamera
+from maxim_perception.camera_model import CameraModel
+
+FPS = 10.0
+
+
+def model():
+    return CameraModel(640, 480, math.radians(60.0))
+
+
+@pytest.fixture(scope='module')
+def run():
+    """12 s of the synthetic scene at 10 frames/s with the head still."""
+    cam = SyntheticCamera(fps=FPS)
+    core = AttentionCore(model(), AttentionConfig(min_dwell_s=1.5))
+    results = []
+    for i in range(120):
+        t = i / FPS
+        results.append(core.process(cam.render(t), t))
+    return core, cam, results
+
+
+def test_sees_the_face_and_the_coloured_objects_with_stable_ids(run):
+    core, cam, results = run
+    labels = {tg.label for tg in results[-1].targets}
+    assert labels == {'face', 'red object', 'blue object', 'green object'}
+    ids = {}
+    for r in results[5:]:
+        for tg in r.targets:
+            ids.setdefault(tg.label, set()).add(tg.track_id)
+    assert all(len(v) == 1 for v in ids.values()), ids
+    assert any(tg.moving for r in results for tg in r.targets if tg.label == 'red object')
+    face = next(tg for tg in results[-1].targets if tg.label == 'face')
+    assert face.kind == 'face' and face.is_person and face.age_s > 10.0
+    assert face.pan > 0.0 and face.tilt < 0.0          # left of and above the centre
+    green = next(tg for tg in results[-1].targets if tg.label == 'green object')
+    assert green.pan < 0.0 and green.tilt > 0.0        # right of and below the centre
+    assert [tg.salience for tg in results[-1].targets] == sorted(
+        (tg.salience for tg in results[-1].targets), reverse=True)
+
+
+def test_focus_dwells_habituates_and_moves_on(run):
+    core, cam, results = run
+    assert results[0].mode == MODE_IDLE and results[0].focus is None
+    focused = [r for r in results if r.focus is not None]
+    assert focused and focused[-1].mode == MODE_SCAN   # the head never moved here
+    switches = [(a.focus.track_id, b.focus.track_id, b.t) for a, b in
+                zip(focused, focused[1:]) if a.focus.track_id != b.focus.track_id]
+    assert len(switches) >= 2                          # gaze moved around the scene
+    focus_starts = [focused[0].t] + [t for _, _, t in switches]
+    assert all(b - a >= 1.5 - 1e-6 for a, b in zip(focus_starts, focus_starts[1:]))
+    # Dwell grows while the focus stays, and the focus's novelty habituates.
+    stretch = [r for r in focused if r.focus.track_id == focused[-1].focus.track_id][-5:]
+    dwells = [r.focus_dwell_s for r in stretch]
+    assert dwells == sorted(dwells) and dwells[-1] > dwells[0]
+    novs = [r.focus.novelty for r in stretch]
+    assert novs == sorted(novs, reverse=True)
+    for r in focused:
+        if r.suggestion is not None:
+            assert r.suggestion.track_id != r.focus.track_id
+            assert r.suggestion_reason in ('most novel', 'most salient', 'habituated to focus')
+    # Total dwell per target is kept on the target.
+    assert max(tg.dwell_s for tg in results[-1].targets) >= 1.5
+
+
+def test_percept_and_scene_summary(run):
+    core, cam, results = run
+    p = results[-1].percept
+    assert [tg.label for tg in p.people] == ['face']
+    assert {tg.label for tg in p.objects} == {'red object', 'blue object', 'green object'}
+    assert p.narrative.startswith('I see 1 face and 3 objects')
+    assert 'I am looking at' in p.narrative and 'Next:' in p.narrative
+    assert 0 < p.novelty <= 1 and 0 < p.salience <= 1
+    s = core.scene_summary(top_n=2, include_attention=True)
+    assert s['available'] and len(s['targets']) == 2
+    assert s['attention']['focus']['track_id'] == results[-1].focus.track_id
+    assert s['attention']['dwell_s'] == pytest.approx(results[-1].focus_dwell_s)
+    assert 'attention' not in core.scene_summary(top_n=0, include_attention=False)
+    assert len(core.scene_summary(0)['targets']) == 4  # 0 = default (5)
+    with pytest.raises(AttentionError):
+        core.scene_summary(top_n=-1)
+    assert AttentionCore(model()).scene_summary()['available'] is False
+
+
+def test_annotate_draws_on_a_copy(run):
+    core, cam, results = run
+    frame = cam.render(results[-1].t)
+    before = frame.copy()
+    out = core.annotate(frame, results[-1])
+    assert out.shape == frame.shape and np.array_equal(frame, before)
+    assert np.count_nonzero(np.any(out != frame, axis=2)) > 1000
+
+
+def test_head_angles_give_absolute_target_angles():
+    cam = SyntheticCamera(objects=('green',), fps=FPS)
+    img = cam.render(0.0)
+    still = AttentionCore(model())
+    turned = AttentionCore(model())
+    for i in range(3):
+        a = still.process(img, i / FPS, 0.0, 0.0)
+        b = turned.process(img, i / FPS, 0.5, 0.1)
+    ga, gb = a.targets[0], b.targets[0]
+    assert ga.label == gb.label == 'green object'
+    expected = model().pixel_to_head_angles(*ga.center, 0.5, 0.1)
+    assert (gb.pan, gb.tilt) == pytest.approx(expected, abs=1e-6)
+    assert gb.pan == pytest.approx(ga.pan + 0.5, abs=0.02)
+
+
+def test_a_head_turn_keeps_track_ids_and_does_not_make_motion():
+    """The head pans while the scene is still: the image slides, ids and angles stay."""
+    m = model()
+    cam = SyntheticCamera(objects=('blue', 'green'), fps=FPS)
+    core = AttentionCore(m)
+    world = {}
+    for i in range(20):
+        t = i / FPS
+        pan = -0.04 * min(i, 8)                          # the head turns right...
+        shift = int(round(m.intrinsics.fx * math.tan(pan)))
+        img = np.roll(cam.render(0.0), shift, axis=1)    # ...so the scene slides left
+        r = core.process(img, t, pan, 0.0)
+        for tg in r.targets:
+            world.setdefault(tg.label, []).append((tg.track_id, tg.pan, tg.moving, tg.kind))
+    for label in ('blue object', 'green object'):
+        ids = {x[0] for x in world[label]}
+        pans = [x[1] for x in world[label]]
+        assert len(ids) == 1 and max(pans) - min(pans) < 0.02
+    assert all(not x[2] for v in world.values() for x in v)
+    assert all(x[3] != 'motion' for v in world.values() for x in v)
+
+
+def test_bad_input_is_a_typed_error():
+    core = AttentionCore(model())
+    with pytest.raises(AttentionError):
+        core.process(np.zeros((240, 320, 3), np.uint8), 0.0)
+    with pytest.raises(AttentionError):
+        core.process(np.zeros((480, 640), np.uint8), 0.0)
+    with pytest.raises(AttentionError):
+        core.process(np.zeros((480, 640, 3), np.uint8), 0.0, float('nan'), 0.0)
+    with pytest.raises(ValueError):
+        AttentionConfig(habituated_novelty=2.0)
+
+
+def test_percept_gate_publishes_changes_at_most_once_per_period():
+    def summary(*labels, focus=1):
+        return PerceptSummary((), (), '', 0.5, 0.5, (tuple(sorted(labels)), focus))
+
+    gate = PerceptGate(period_s=2.0)
+    assert gate.offer(summary('face'), 0.0)
+    assert not gate.offer(summary('face'), 5.0)                  # nothing changed
+    gate2 = PerceptGate(period_s=2.0)
+    assert gate2.offer(summary('face'), 10.0)
+    assert not gate2.offer(summary('face', 'red object'), 11.0)  # changed, but too soon
+    assert gate2.offer(summary('face', 'red object'), 12.0)      # published when allowed
+    assert not gate2.offer(summary('face', 'red object'), 20.0)
+    assert gate2.offer(summary('face', 'red object', focus=2), 20.0)
+    with pytest.raises(ValueError):
+        PerceptGate(-1.0)

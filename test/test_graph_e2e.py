@@ -1,0 +1,78 @@
+"""End to end on the real graph: memory, llm (the embedded model), fear and agent in one
+process as `./maxim headless` composes them; a person's words cross DDS as a Percept and come
+back as thoughts, and the pass is written down as an episode the memory node answers for."""
+
+import threading
+
+import pytest
+
+
+@pytest.mark.ros
+@pytest.mark.real_model
+@pytest.mark.slow
+def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rich.console import Console
+
+    from maxim_bringup.runner import Runner, RunConfig
+    from maxim_interfaces.msg import Episode, Percept, Thought
+    from maxim_interfaces.srv import MemoryRecall
+
+    params = tmp_path / 'p.yaml'
+    params.write_text(
+        'memory:\n  ros__parameters:\n    db_path: ' + str(tmp_path / 'memory.db') + '\n'
+        'agent:\n  ros__parameters:\n    workspace_root: ' + str(tmp_path) + '\n'
+        '    deliberation:\n      max_cycles: 2\n      max_tokens: 96\n')
+    out = Console(record=True, width=120, color_system=None)
+    runner = Runner(RunConfig(graph='headless', params_file=str(params), console=False),
+                    console=out)
+    runner.start()
+    spin = threading.Thread(target=runner.spin, daemon=True)
+    spin.start()
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    probe = rclpy.create_node('probe', context=ctx)
+    thoughts, episodes = [], []
+    probe.create_subscription(Thought, 'thoughts', thoughts.append, 50)
+    probe.create_subscription(Episode, 'episodes', episodes.append, 50)
+    pub = probe.create_publisher(Percept, 'percepts', 10)
+    recall = probe.create_client(MemoryRecall, 'memory/memory_recall')
+    executor = SingleThreadedExecutor(context=ctx)
+    executor.add_node(probe)
+    try:
+        msg = Percept(percept_id='e2e-1', source=Percept.SOURCE_USER, source_name='test',
+                      narrative='The user says: "Please look at the red ball on your left."',
+                      salience=1.0, novelty=1.0)
+        sent = 0
+        for _ in range(3000):  # up to ~150 s on a loaded 2-core machine
+            if episodes:
+                break
+            if sent < 3 and not thoughts and _ % 40 == 0:
+                pub.publish(msg)
+                sent += 1
+            executor.spin_once(timeout_sec=0.05)
+        assert thoughts, 'no thought came back'
+        assert episodes, 'no episode was written'
+        ep = episodes[0]
+        assert 'red ball' in ep.perception and ep.mode == 'passive'
+        deliberation = [t for t in thoughts if t.kind == Thought.KIND_DELIBERATION]
+        assert deliberation and all(t.cycle >= 1 for t in deliberation), [
+            (t.kind, t.status, t.status_msg, t.text[:80]) for t in thoughts]
+        for t in deliberation:  # actions decoded under the grammar name active tools only
+            if t.action_json:
+                assert '"tool"' in t.action_json
+        assert recall.wait_for_service(timeout_sec=10)
+        future = recall.call_async(MemoryRecall.Request(query='red ball', limit=5))
+        for _ in range(200):
+            if future.done():
+                break
+            executor.spin_once(timeout_sec=0.05)
+        assert future.done() and future.result().available
+        assert any(e.episode_id == ep.episode_id for e in future.result().episodes)
+    finally:
+        probe.destroy_node()
+        rclpy.try_shutdown(context=ctx)
+        runner.request_stop()
+        spin.join(timeout=10)
+        runner.stop()
