@@ -70,6 +70,32 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
             executor.spin_once(timeout_sec=0.05)
         assert future.done() and future.result().available
         assert any(e.episode_id == ep.episode_id for e in future.result().episodes)
+
+        # The Deliberate action: thoughts stream as feedback, the result carries them all.
+        from rclpy.action import ActionClient
+        from maxim_interfaces.action import Deliberate
+        client = ActionClient(probe, Deliberate, 'agent/deliberate')
+        assert client.wait_for_server(timeout_sec=10)
+        feedback = []
+        goal = Deliberate.Goal(percept=Percept(source=Percept.SOURCE_USER, salience=1.0,
+                                               narrative='A blue box appears in front of you.'),
+                               max_cycles=1, force=True, execute=False)
+        send = client.send_goal_async(goal, feedback_callback=feedback.append)
+        for _ in range(200):
+            if send.done():
+                break
+            executor.spin_once(timeout_sec=0.05)
+        result_future = send.result().get_result_async()
+        for _ in range(3000):
+            if result_future.done():
+                break
+            executor.spin_once(timeout_sec=0.05)
+        result = result_future.result().result
+        assert result.cycles == 1 and result.thoughts and feedback
+        assert result.status in (Deliberate.Result.STATUS_READY,
+                                 Deliberate.Result.STATUS_CONVERGED,
+                                 Deliberate.Result.STATUS_CYCLE_CAP), result.status_msg
+        client.destroy()
     finally:
         probe.destroy_node()
         rclpy.try_shutdown(context=ctx)

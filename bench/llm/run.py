@@ -1,8 +1,8 @@
 """bench/llm: the LLM backend against bare llama-cpp-python, on the embedded model.
 
-(a) whole generate through LlamaCppBackend / bare `Llama.create_completion`, same prompt,
-    same number of tokens (goal <= 1.10). The deliberation cycle is not measured here (it
-    lives in the deliberation package); this is the backend path it uses.
+(a) a whole one-cycle deliberation (Deliberator: prompt assembly, lean grammar, parse,
+    validation) / bare `Llama.create_completion` of the prompt it sent for the tokens it
+    generated (goal <= 1.10); and the backend path alone against the same bare call.
 (b) time to first token of a call sharing a >= 1000-token stable prefix with the previous
     call / of the first (cold) call (goal <= 0.10).
 (c) decode tokens/s under the lean deliberation grammar / unconstrained, and under the
@@ -69,6 +69,50 @@ def bench_a(b, reps, n_tokens):
     return _median(ours), _median(bare)
 
 
+class _Recording:
+    """The backend as the deliberator sees it, remembering the last prompt it sent."""
+
+    def __init__(self, backend):
+        self.b = backend
+        self.n_ctx = backend.n_ctx
+        self.last = None
+
+    def tokenize(self, text):
+        return self.b.tokenize(text)
+
+    def complete(self, prompt, **kw):
+        c = self.b.complete(prompt, **kw)
+        self.last = (prompt, c)
+        return c
+
+
+def bench_a_cycle(b, reps, n_tokens):
+    """A whole one-cycle deliberation (prompt assembly with the model's tokenizer, grammar,
+    parse, validation, salience) against bare create_completion of the prompt it sent, for
+    the number of tokens it generated."""
+    from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
+    from maxim_core.prompt.tools import ToolSpec
+    tools = [ToolSpec(n, f'the {n} tool', schema) for n, schema in TOOLS.items()]
+    rec = _Recording(b)
+    d = Deliberator(rec, config=DeliberationConfig(max_cycles=1, max_tokens=n_tokens,
+                                                   temperature=0.0, retries=0),
+                    grammar_for=deliberation_grammar)
+    ours, bare, tokens = [], [], []
+    for i in range(reps):
+        b.complete('warm up ' + str(i), max_tokens=1, temperature=0.0)
+        t = time.perf_counter()
+        d.deliberate(f'{i}: a dog barks behind you and a red ball rolls left.', tools)
+        ours.append(time.perf_counter() - t)
+        prompt, c = rec.last
+        b.complete('warm up ' + str(i), max_tokens=1, temperature=0.0)
+        t = time.perf_counter()
+        out = b.llm.create_completion(prompt, max_tokens=max(1, c.completion_tokens),
+                                      temperature=0.0)
+        bare.append(time.perf_counter() - t)
+        tokens.append((c.completion_tokens, out['usage']['completion_tokens']))
+    return _median(ours), _median(bare), tokens
+
+
 def bench_b(b, reps):
     stable = HEAD + RULES * 40
     n_stable = len(b.tokenize(stable, add_bos=True))
@@ -122,6 +166,9 @@ def main() -> int:
     ours, bare = bench_a(b, reps, n_tokens)
     print(f'(a) generate via backend {ours:.3f} s / bare create_completion {bare:.3f} s = '
           f'{ours / bare:.2f}  (goal <= 1.10; backend path, not a deliberation cycle)')
+    cyc, bare_c, tokens = bench_a_cycle(b, reps, 96 if args.quick else 160)
+    print(f'(a) whole deliberation cycle {cyc:.3f} s / bare create_completion of its prompt '
+          f'{bare_c:.3f} s = {cyc / bare_c:.2f}  (goal <= 1.10; tokens cycle/bare: {tokens})')
     n_stable, first, second, cached = bench_b(b, reps)
     print(f'(b) ttft with a {n_stable}-token stable prefix: second {second:.3f} s / first '
           f'{first:.3f} s = {second / first:.3f}  (goal <= 0.10; reused {cached} tokens)')

@@ -89,13 +89,16 @@ class Runner:
                                               context=self.context)
         for spec in self.specs:
             label = _STARTING.get(spec.name, f'starting {spec.name}')
-            with self.out.status(f'[cyan]{label}…'):
+            with self.out.status(f'[cyan]{label}…') as status:
                 t0 = time.monotonic()
                 try:
                     cls = spec.load()
                     overrides = [Parameter(k, value=v)
                                  for k, v in self.node_params(spec.name).items()]
                     extra = {'console': self.out} if spec.name == 'console' else {}
+                    if spec.name == 'llm':  # model assembly and verification show progress
+                        extra = {'progress': lambda stage, fraction, s=status: s.update(
+                            f'[cyan]{stage}… {100 * fraction:.0f}%')}
                     node = cls(context=self.context, parameter_overrides=overrides, **extra)
                     if spec.lifecycle:
                         _bring_up(node, spec)
