@@ -14,6 +14,7 @@ Why these choices:
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 import json
 import logging
@@ -179,44 +180,45 @@ class MemoryStore:
         """Insert or replace one record; durable when this returns."""
         self.put_records(layer, [record])
 
-    def put_records(self, layer: str, records: Iterable[dict[str, Any]]) -> int:
-        rows = [(layer, r['id'], r['kind'], float(r.get('created_at', 0.0)),
-                 json.dumps(r, separators=(',', ':'))) for r in records]
+    @contextmanager
+    def _transaction(self):
+        """One write transaction under the lock: committed whole or rolled back whole."""
         with self._lock:
             self._db.execute('BEGIN IMMEDIATE')
             try:
-                self._db.executemany('INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?)',
-                                     rows)
+                yield self._db
                 self._db.execute('COMMIT')
             except sqlite3.Error:
                 self._db.execute('ROLLBACK')
                 raise
+
+    @staticmethod
+    def _record_rows(layer: str, records: Iterable[dict[str, Any]]) -> list[tuple]:
+        return [(layer, r['id'], r['kind'], float(r.get('created_at', 0.0)),
+                 json.dumps(r, separators=(',', ':'))) for r in records]
+
+    @staticmethod
+    def _edge_rows(graph: str, edges: Iterable[EdgeRow]) -> list[tuple]:
+        return [(graph, e.src, e.dst, e.type, float(e.weight),
+                 json.dumps(e.data, separators=(',', ':'))) for e in edges]
+
+    def put_records(self, layer: str, records: Iterable[dict[str, Any]]) -> int:
+        rows = self._record_rows(layer, records)
+        with self._transaction() as db:
+            db.executemany('INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?)', rows)
         return len(rows)
 
     def delete_records(self, layer: str, ids: Iterable[str]) -> None:
-        with self._lock:
-            self._db.execute('BEGIN IMMEDIATE')
-            try:
-                self._db.executemany('DELETE FROM records WHERE layer = ? AND id = ?',
-                                     [(layer, i) for i in ids])
-                self._db.execute('COMMIT')
-            except sqlite3.Error:
-                self._db.execute('ROLLBACK')
-                raise
+        with self._transaction() as db:
+            db.executemany('DELETE FROM records WHERE layer = ? AND id = ?',
+                           [(layer, i) for i in ids])
 
     def replace_layer(self, layer: str, records: Iterable[dict[str, Any]]) -> int:
         """Make the layer's rows exactly `records`, in one transaction (a snapshot save)."""
-        rows = [(layer, r['id'], r['kind'], float(r.get('created_at', 0.0)),
-                 json.dumps(r, separators=(',', ':'))) for r in records]
-        with self._lock:
-            self._db.execute('BEGIN IMMEDIATE')
-            try:
-                self._db.execute('DELETE FROM records WHERE layer = ?', (layer,))
-                self._db.executemany('INSERT INTO records VALUES (?, ?, ?, ?, ?)', rows)
-                self._db.execute('COMMIT')
-            except sqlite3.Error:
-                self._db.execute('ROLLBACK')
-                raise
+        rows = self._record_rows(layer, records)
+        with self._transaction() as db:
+            db.execute('DELETE FROM records WHERE layer = ?', (layer,))
+            db.executemany('INSERT INTO records VALUES (?, ?, ?, ?, ?)', rows)
         return len(rows)
 
     def get_record(self, layer: str, record_id: str) -> dict[str, Any] | None:
@@ -258,33 +260,17 @@ class MemoryStore:
     # --- graph edges ---------------------------------------------------------------------------
 
     def replace_edges(self, graph: str, edges: Iterable[EdgeRow]) -> int:
-        rows = [(graph, e.src, e.dst, e.type, float(e.weight),
-                 json.dumps(e.data, separators=(',', ':'))) for e in edges]
-        with self._lock:
-            self._db.execute('BEGIN IMMEDIATE')
-            try:
-                self._db.execute('DELETE FROM edges WHERE graph = ?', (graph,))
-                self._db.executemany('INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?)',
-                                     rows)
-                self._db.execute('COMMIT')
-            except sqlite3.Error:
-                self._db.execute('ROLLBACK')
-                raise
+        rows = self._edge_rows(graph, edges)
+        with self._transaction() as db:
+            db.execute('DELETE FROM edges WHERE graph = ?', (graph,))
+            db.executemany('INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?)', rows)
         return len(rows)
 
     def put_edges(self, graph: str, edges: Iterable[EdgeRow]) -> int:
         """Add or update edges (incremental; `replace_edges` is the full snapshot)."""
-        rows = [(graph, e.src, e.dst, e.type, float(e.weight),
-                 json.dumps(e.data, separators=(',', ':'))) for e in edges]
-        with self._lock:
-            self._db.execute('BEGIN IMMEDIATE')
-            try:
-                self._db.executemany('INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?)',
-                                     rows)
-                self._db.execute('COMMIT')
-            except sqlite3.Error:
-                self._db.execute('ROLLBACK')
-                raise
+        rows = self._edge_rows(graph, edges)
+        with self._transaction() as db:
+            db.executemany('INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?)', rows)
         return len(rows)
 
     def load_edges(self, graph: str) -> list[EdgeRow]:
