@@ -75,7 +75,12 @@ class ScriptedBackend:
     `script` is a list of answers used in turn (the last repeats once the list is spent) or a
     callable `prompt -> answer`. An answer that is an LLMError instance is raised instead.
     Tokens are whitespace-separated words, which is enough for budget logic under test.
+    It also serves as the `llm` node's backend (`backend: scripted`), so whole node graphs can
+    run on fixed answers; for that it offers the same `format_chat`, `model_name` and `close`
+    as LlamaCppBackend.
     """
+
+    model_name = 'scripted'
 
     def __init__(self, script, n_ctx: int = 4096,
                  clock: Callable[[], float] = time.monotonic):
@@ -86,19 +91,30 @@ class ScriptedBackend:
         self.calls: list[dict] = []
         self._lock = threading.Lock()
 
-    def tokenize(self, text: str) -> list[int]:
-        return [hash(w) & 0xFFFF for w in text.split()]
+    def tokenize(self, text: str, add_bos: bool = False) -> list[int]:
+        return ([1] if add_bos else []) + [hash(w) & 0xFFFF for w in text.split()]
+
+    def format_chat(self, messages: Sequence[dict]) -> str:
+        """Chat messages as one prompt: `role: content` lines and an open assistant turn."""
+        lines = [f"{m.get('role', 'user')}: {m.get('content', '')}" for m in messages]
+        return '\n'.join(lines + ['assistant:'])
+
+    def close(self) -> None:
+        """Nothing to free (the same call as LlamaCppBackend's)."""
 
     def complete(self, prompt: str, *, max_tokens: int = 256, temperature: float = 0.8,
                  top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
                  seed: int = -1, stop: Sequence[str] = (), json_schema: dict | None = None,
-                 grammar: str | None = None,
-                 on_token: TokenCallback | None = None) -> Completion:
+                 grammar: str | None = None, on_token: TokenCallback | None = None,
+                 min_p: float = 0.05, deadline: float | None = None) -> Completion:
+        # min_p and deadline are accepted for parity with LlamaCppBackend; a script has no
+        # sampling and answers at once.
         t0 = self.clock()
         with self._lock:
             index = len(self.prompts)
             self.prompts.append(prompt)
             self.calls.append({'max_tokens': max_tokens, 'temperature': temperature,
+                               'min_p': min_p,
                                'json_schema': json_schema, 'grammar': grammar,
                                'stop': list(stop), 'seed': seed})
         if callable(self.script):
@@ -126,3 +142,25 @@ class ScriptedBackend:
                 text, reason = text[:text.index(s)], STOP_EOS
         return Completion(text, len(self.tokenize(prompt)), len(text.split()), reason, 0.0,
                           self.clock() - t0)
+
+
+def load_script(path: str) -> list:
+    """The answers of a script file (YAML or JSON: a list of strings, used in turn).
+
+    Raises ValueError with the reason when the file is missing, unreadable or not a list of
+    strings, so a misconfigured `llm` node fails its configure with one clear line.
+    """
+    import yaml
+    try:
+        with open(path, encoding='utf-8') as f:
+            data = yaml.safe_load(f)
+    except OSError as exc:
+        raise ValueError(f'cannot read the script file {path!r}: {exc.strerror}') from exc
+    except yaml.YAMLError as exc:
+        raise ValueError(f'the script file {path!r} is not YAML or JSON: {exc}') from exc
+    if isinstance(data, dict):
+        data = data.get('answers')
+    if not isinstance(data, list) or not data or not all(isinstance(a, str) for a in data):
+        raise ValueError(f'the script file {path!r} must hold a non-empty list of strings '
+                         "(or a mapping with such a list under 'answers')")
+    return data

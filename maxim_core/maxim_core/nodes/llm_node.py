@@ -12,7 +12,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 
 from maxim_core.conversions import (completion_to_result, error_to_result, goal_to_request,
                                     tokenize_to_response)
-from maxim_core.llm.backend import LLMError, TIMEOUT
+from maxim_core.llm.backend import LLMError, load_script, ScriptedBackend, TIMEOUT
 from maxim_core.llm.llama import LlamaCppBackend
 from maxim_core.llm.model import ModelFileError, resolve_model
 from maxim_core.llm.queue import RequestQueue
@@ -20,6 +20,9 @@ from maxim_interfaces.action import Generate
 from maxim_interfaces.srv import Tokenize
 
 _PARAMS = (
+    ('backend', 'llama', "'llama' (a GGUF through llama.cpp) or 'scripted' (fixed answers "
+                         'from scripted.script_file, for tests and replays)'),
+    ('scripted.script_file', '', 'YAML/JSON list of answers used in turn (backend: scripted)'),
     ('model_path', '', "GGUF file; '' = the embedded gemma-3-270m Q4_K_M"),
     ('model_cache_dir', '', "where the embedded model is assembled; '' = "
                             '$MAXIM_MODEL_CACHE or ~/.cache/maxim/models'),
@@ -40,6 +43,8 @@ _PARAMS = (
 
 @dataclass(frozen=True)
 class LLMParams:
+    backend: str
+    script_file: str
     model_path: str
     model_cache_dir: str
     n_ctx: int
@@ -54,6 +59,7 @@ class LLMNode(LifecycleNode):
     """Loads a GGUF on configure and serves generation and tokenization while active.
 
     Parameters:
+        backend (str, 'llama' | 'scripted'), scripted.script_file (str, ''),
         model_path (str, ''), model_cache_dir (str, ''), n_ctx (int, 4096),
         n_threads (int, 2), n_batch (int, 512), queue.max_pending (int, 4),
         queue.wait_timeout_s (double, 30.0), generate.max_tokens (int, 256),
@@ -66,15 +72,18 @@ class LLMNode(LifecycleNode):
         one inference at a time, the rest wait in a bounded queue.
     On a failed configure, `last_error` holds a one-line reason.
     `progress(stage, fraction)` (optional) reports the first-use model assembly.
+    `backend` (optional) is a ready backend object (e.g. a ScriptedBackend with a callable
+    script) used instead of the `backend` parameter, for tests of whole node graphs.
     """
 
-    def __init__(self, progress=None, **kwargs):
+    def __init__(self, progress=None, backend=None, **kwargs):
         super().__init__('llm', **kwargs)
         for name, default, description in _PARAMS:
             self.declare_parameter(name, default, ParameterDescriptor(description=description))
         self.last_error = ''
         self._progress = progress
-        self._backend: LlamaCppBackend | None = None
+        self._given_backend = backend
+        self._backend: LlamaCppBackend | ScriptedBackend | None = None
         self._queue: RequestQueue | None = None
         self._active = False
         self._params: LLMParams | None = None
@@ -89,7 +98,8 @@ class LLMNode(LifecycleNode):
     def _read_params(self) -> LLMParams:
         p = {name: self.get_parameter(name).value for name, _, _ in _PARAMS}
         defaults = {k.split('.', 1)[1]: v for k, v in p.items() if k.startswith('generate.')}
-        return LLMParams(str(p['model_path']), str(p['model_cache_dir']), int(p['n_ctx']),
+        return LLMParams(str(p['backend']), str(p['scripted.script_file']),
+                         str(p['model_path']), str(p['model_cache_dir']), int(p['n_ctx']),
                          int(p['n_threads']), int(p['n_batch']), int(p['queue.max_pending']),
                          float(p['queue.wait_timeout_s']), defaults)
 
@@ -102,10 +112,21 @@ class LLMNode(LifecycleNode):
         self.last_error = ''
         try:
             params = self._read_params()
-            path = resolve_model(params.model_path, params.model_cache_dir or None,
-                                 self._report)
-            backend = LlamaCppBackend(path, n_ctx=params.n_ctx, n_threads=params.n_threads,
-                                      n_batch=params.n_batch)
+            if self._given_backend is not None:
+                backend, path = self._given_backend, 'the given backend'
+            elif params.backend == 'scripted':
+                if not params.script_file:
+                    raise ValueError("backend 'scripted' needs scripted.script_file")
+                backend = ScriptedBackend(load_script(params.script_file), n_ctx=params.n_ctx)
+                path = params.script_file
+            elif params.backend == 'llama':
+                path = resolve_model(params.model_path, params.model_cache_dir or None,
+                                     self._report)
+                backend = LlamaCppBackend(path, n_ctx=params.n_ctx,
+                                          n_threads=params.n_threads, n_batch=params.n_batch)
+            else:
+                raise ValueError(f"backend must be 'llama' or 'scripted', not "
+                                 f'{params.backend!r}')
         except (ModelFileError, LLMError, ValueError) as exc:
             self.last_error = str(exc)
             self.get_logger().error(self.last_error)
