@@ -1,4 +1,5 @@
-"""Perception benchmark: attention pipeline frames per second at 640x480 on one core.
+"""Perception benchmark: attention frames per second at 640x480 on one core, frame-to-command
+latency, and the head command rate under load.
 
 The baseline, measured in the same run on the same frames, is the bare minimum any vision
 node pays per frame: a colour conversion and a resize (cv2.cvtColor + cv2.resize). The
@@ -7,13 +8,15 @@ percept text) is reported as frames per second, p50/p95 per-frame time, its cost
 of the baseline, and the share of a 30 fps frame period it uses. A per-stage breakdown says
 where the time goes.
 
-    python bench/perception/run.py [--quick] [--frames N]
+    python bench/perception/run.py [--quick] [--frames N] [--parts fps,latency,rate]
 
 Frames are rendered beforehand by the synthetic camera (rendering is not timed). The process
-is pinned to one CPU and OpenCV/BLAS to one thread.
+is pinned to one CPU and OpenCV/BLAS to one thread for this part.
 
-bench/perception/head_rate.py (head command rate under load) is a separate script;
-frame-to-command latency belongs with it (the ROS half of this benchmark).
+The ROS parts run first (pinning would be inherited by their processes), each from its own
+script, which also runs alone: bench/perception/latency.py (frame published -> the head command
+it causes, against a bare rclpy image echo) and bench/perception/head_rate.py (head command
+rate while busy processes fill every core).
 """
 
 import argparse
@@ -110,10 +113,31 @@ def main(argv=None) -> int:
     parser.add_argument('--quick', action='store_true', help='short run (< 60 s)')
     parser.add_argument('--frames', type=int, default=0, help='frames to time')
     parser.add_argument('--json', action='store_true', help='print the raw numbers as JSON')
+    parser.add_argument('--parts', default='fps,latency,rate',
+                        help='comma-separated parts to run: fps, latency, rate')
     args = parser.parse_args(argv)
     n = args.frames or (120 if args.quick else 600)
     if n < 10:
         parser.error('--frames must be >= 10')
+    parts = [x.strip() for x in args.parts.split(',') if x.strip()]
+    unknown = sorted(set(parts) - {'fps', 'latency', 'rate'})
+    if unknown or not parts:
+        parser.error(f'--parts takes fps, latency and rate; got {args.parts!r}')
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    if 'rate' in parts:      # first: it forks its busy processes before any ROS thread exists
+        import head_rate
+        head_rate.main(['--quick'] if args.quick else [])
+        print()
+    if 'latency' in parts:
+        import latency
+        latency.main(['--quick'] if args.quick else [])
+        print()
+    if 'fps' in parts:
+        _fps_part(n, args.json)
+    return 0
+
+
+def _fps_part(n: int, as_json: bool) -> None:
     pinned = _pin_one_core()
     t0 = time.perf_counter()
     r = measure_attention_fps(n)
@@ -130,9 +154,8 @@ def main(argv=None) -> int:
     print(f'  pipeline fps / 30 fps camera : {r["pipeline_fps_over_30"]:.2f} '
           f'(p95 uses {100 * r["p95_share_of_30fps_period"]:.0f}% of a 33 ms frame period)')
     print(f'  wall time {time.perf_counter() - t0:.1f} s')
-    if args.json:
+    if as_json:
         print(json.dumps(r, indent=2))
-    return 0
 
 
 if __name__ == '__main__':

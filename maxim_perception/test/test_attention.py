@@ -166,3 +166,31 @@ def test_percept_gate_publishes_changes_at_most_once_per_period():
     assert gate2.offer(summary('face', 'red object', focus=2), 20.0)
     with pytest.raises(ValueError):
         PerceptGate(-1.0)
+
+
+def test_faces_on_a_worker_thread_join_a_frame_later_moved_with_the_head():
+    """faces_async: a frame's faces come with the next frame, shifted by the head's turn."""
+    from maxim_perception.attention.detectors import FaceDetector, KIND_FACE
+
+    frame = SyntheticCamera(fps=FPS).render(0.0)
+    sync = [d for d in FaceDetector().detect(frame)]
+    assert len(sync) == 1
+    core = AttentionCore(model(), AttentionConfig(faces_async=True, motion=False))
+    try:
+        first = core.detect(frame, False, 0.0, 0.0, 0.0)
+        assert not [d for d in first if d.kind == KIND_FACE]   # still being detected
+        assert core.face_worker.wait_idle(10.0)
+        turned = core.detect(frame, False, 0.1, 0.0, 0.1)      # the head turned left 0.1 rad
+        faces = [d for d in turned if d.kind == KIND_FACE]
+        assert len(faces) == 1
+        shift = core.camera_model.intrinsics.fx * math.tan(0.1)
+        assert faces[0].bbox[0] == pytest.approx(sync[0].bbox[0] + shift)
+        assert faces[0].bbox[1:] == pytest.approx(sync[0].bbox[1:])
+        # Through process(): the face becomes a tracked target like any other.
+        for i in range(6):
+            result = core.process(frame, 0.2 + i / FPS, 0.1, 0.0)
+            core.face_worker.wait_idle(10.0)
+        assert [tg for tg in result.targets if tg.kind == 'face']
+    finally:
+        core.close()
+    assert not core.face_worker._thread.is_alive()

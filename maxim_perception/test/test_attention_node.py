@@ -154,3 +154,36 @@ def test_only_the_newest_frame_is_processed_and_bad_frames_are_skipped():
         att.destroy_node()
     finally:
         rclpy.try_shutdown(context=ctx)
+
+
+def test_rate_ceiling_counts_frame_stamps_and_pixels_use_the_pose_at_the_frame_time():
+    from maxim_perception.camera import SyntheticCamera
+    from maxim_perception.conversions import image_to_msg, time_msg
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    try:
+        att = AttentionNode(context=ctx, parameter_overrides=[
+            Parameter('max_rate_hz', value=10.0), Parameter('detect.faces', value=False)])
+        cam = SyntheticCamera(320, 240, fps=20.0)
+        # 20 frames/s against a 10 Hz ceiling: every other frame is processed, none waits.
+        for i in range(10):
+            att._on_image(image_to_msg(cam.render(i / 20), 'bgr8', time_msg(1.0 + i / 20),
+                                       'cam'))
+            att._process_latest()
+        assert (att.frames_processed, att.frames_dropped) == (5, 5)
+        # The head turned from pan 0 (t=2.0) to 0.4 (t=3.0); a frame taken at t=2.5 and
+        # processed later is seen with the head at 0.2, where it was when the frame was taken.
+        for t, pan in ((2.0, 0.0), (3.0, 0.4)):
+            js = JointState(name=['head_pan_joint', 'head_tilt_joint'], position=[pan, 0.0])
+            js.header.stamp = time_msg(t)
+            att._on_joints(js)
+        att._on_image(image_to_msg(cam.render(0.6), 'bgr8', time_msg(2.5), 'cam'))
+        att._process_latest()
+        assert att.core.last_result.head_pan == pytest.approx(0.2)
+        # A clock that goes back (a restarted simulation) does not stall the ceiling.
+        att._on_image(image_to_msg(cam.render(0.7), 'bgr8', time_msg(0.1), 'cam'))
+        att._process_latest()
+        assert att.frames_processed == 7
+        att.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=ctx)

@@ -311,3 +311,91 @@ def test_first_measurement_syncs_the_command_so_the_head_does_not_jump():
     ctrl.set_measured(1.2, -0.3, 0.0)
     cmd = ctrl.step(DT, DT)
     assert cmd.pan == pytest.approx(1.2) and cmd.tilt == pytest.approx(-0.3)
+
+
+# ---- latency compensation of the reflex ----------------------------------------------------
+
+def feed_moving_focus(ctrl, rate, age_s, n=8, period=1 / 15, track_id=4):
+    """n reflex targets of a focus moving at `rate` rad/s in pan, each seen `age_s` ago."""
+    t = 0.0
+    for i in range(n):
+        t = i * period + age_s
+        result = ctrl.set_reflex_target(rate * i * period, 0.0, now=t, stamp=i * period,
+                                        track_id=track_id)
+        assert result.accepted
+    return t
+
+
+def test_reflex_leads_a_moving_focus_by_its_age():
+    ctrl = HeadController(HeadConfig(reflex_lead_s=0.0))
+    now = feed_moving_focus(ctrl, rate=0.2, age_s=0.1)
+    ctrl.step(DT, now)
+    last = 0.2 * 7 / 15
+    # Aimed where the focus is now (0.1 s after its frame), not where the frame saw it.
+    assert ctrl.status(now).has_target
+    assert ctrl.wanted[0] == pytest.approx(last + 0.2 * 0.1, abs=1e-6)
+    with_servo_lead = HeadController(HeadConfig(reflex_lead_s=0.05))
+    now = feed_moving_focus(with_servo_lead, rate=0.2, age_s=0.1)
+    with_servo_lead.step(DT, now)
+    assert with_servo_lead.wanted[0] == pytest.approx(last + 0.2 * 0.15, abs=1e-6)
+
+
+def test_reflex_prediction_is_capped_and_can_be_turned_off():
+    capped = HeadController(HeadConfig(reflex_predict_max_s=0.05, reflex_lead_s=0.0,
+                                       command_timeout_s=1.0))
+    now = feed_moving_focus(capped, rate=0.2, age_s=0.4)
+    capped.step(DT, now)
+    assert capped.wanted[0] == pytest.approx(0.2 * 7 / 15 + 0.2 * 0.05, abs=1e-6)
+    off = HeadController(HeadConfig(reflex_predict_max_s=0.0))
+    now = feed_moving_focus(off, rate=0.2, age_s=0.1)
+    off.step(DT, now)
+    assert off.wanted[0] == pytest.approx(0.2 * 7 / 15)
+
+
+def test_no_prediction_without_one_tracked_focus():
+    """Track id 0 (untracked) never predicts; a new track id starts the fit over."""
+    untracked = HeadController()
+    now = feed_moving_focus(untracked, rate=0.2, age_s=0.1, track_id=0)
+    untracked.step(DT, now)
+    assert untracked.wanted[0] == pytest.approx(0.2 * 7 / 15)
+    ctrl = HeadController()
+    now = feed_moving_focus(ctrl, rate=0.2, age_s=0.1)
+    ctrl.set_reflex_target(-0.5, 0.0, now=now + 0.05, stamp=now, track_id=9)  # another target
+    ctrl.step(DT, now + 0.05)
+    assert ctrl.wanted[0] == pytest.approx(-0.5)
+    # A still focus with a little jitter is not led anywhere far.
+    still = HeadController()
+    for i in range(10):
+        still.set_reflex_target(0.3 + (0.002 if i % 2 else -0.002), 0.0, now=i / 15 + 0.1,
+                                stamp=i / 15, track_id=2)
+    still.step(DT, 9 / 15 + 0.1)
+    assert abs(still.wanted[0] - 0.3) < 0.005
+
+
+def test_reflex_prediction_config_validates():
+    with pytest.raises(ValueError, match='reflex_predict_max_s'):
+        HeadConfig(reflex_predict_max_s=-0.1)
+    with pytest.raises(ValueError, match='reflex_rate_window_s'):
+        HeadConfig(reflex_rate_window_s=0.0)
+    with pytest.raises(ValueError, match='reflex_lead_s'):
+        HeadConfig(reflex_lead_s=math.nan)
+
+
+def test_tracking_goals_lead_a_moving_target_too():
+    ctrl = HeadController(HeadConfig(reflex_lead_s=0.0))
+    assert ctrl.set_goal(HeadGoalSpec(HeadMode.TRACK_TARGET, 'follow', track_id=5), 0.0).accepted
+    t = 0.0
+    for i in range(8):
+        stamp = i / 15
+        t = stamp + 0.1                      # each frame seen 0.1 s after it was taken
+        ctrl.update_targets([TargetView(5, 0.3 * stamp, 0.0, 'ball'),
+                             TargetView(6, -0.4, 0.1, 'box')], t, stamp)
+    ctrl.step(DT, t)
+    assert ctrl.wanted[0] == pytest.approx(0.3 * 7 / 15 + 0.3 * 0.1, abs=1e-6)
+    # The still box is aimed at as it is; without a stamp the targets count as seen now.
+    assert ctrl.set_goal(HeadGoalSpec(HeadMode.TRACK_TARGET, 'box', track_id=6), t).accepted
+    ctrl.step(DT, t)
+    assert ctrl.wanted == pytest.approx((-0.4, 0.1))
+    ctrl.update_targets([TargetView(6, -0.4, 0.1, 'box')], t + 0.05)
+    ctrl.step(DT, t + 0.05)
+    assert ctrl.wanted == pytest.approx((-0.4, 0.1))

@@ -145,6 +145,33 @@ def test_reflex_goal_override_and_release_with_the_mujoco_head(graph):
     assert graph.pain == []
 
 
+def test_each_new_focus_is_acted_on_and_its_frame_stamp_echoed_with_the_command(graph):
+    """head_controller/reflex_source carries the stamp of the attention state (its frame)
+    that the command published with it acts on: one per new state, none under a goal."""
+    from std_msgs.msg import Header
+
+    sources = []
+    graph.probe.create_subscription(Header, 'head_controller/reflex_source', sources.append,
+                                    COMMANDS)
+    node = head(graph)
+    graph.wait_matched()
+    stamps = []
+    for i in range(5):
+        graph.focus(0.1 * i, 0.0, age_s=0.01)
+        stamps.append(graph.probe.get_clock().now())
+        assert graph.spin_until(lambda: len(sources) > i, timeout_s=10.0)
+    assert len(sources) == 5 and len({(h.stamp.sec, h.stamp.nanosec) for h in sources}) == 5
+    for header, sent_after in zip(sources, stamps):
+        t = header.stamp.sec + header.stamp.nanosec * 1e-9
+        assert 0.0 < sent_after.nanoseconds * 1e-9 - t < 5.0   # the state's own stamp
+    assert node.commands_sent > 0
+    graph.goal(HeadGoal.MODE_STOP, 'hold')
+    assert graph.spin_until(lambda: state_is(graph, active_goal_id='hold'))
+    graph.focus(0.3, 0.0)
+    graph.spin_until(lambda: False, timeout_s=0.3)
+    assert len(sources) == 5                      # the goal drives the head, not this focus
+
+
 def test_bad_and_stale_goals_are_rejected_and_the_node_keeps_running(graph):
     node = head(graph, driver='dry_run')
     assert graph.spin_until(lambda: graph.last_state() is not None)

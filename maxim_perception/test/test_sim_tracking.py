@@ -1,11 +1,12 @@
 """Acceptance: the head controller keeps the simulated moving target near the image centre.
 
 The controller core drives the MuJoCo head in a closed loop. Its reflex target is the moving
-ball's true centring angle from the simulation (attention's own estimate is tested elsewhere),
-refreshed at a camera rate and stamped with the frame time, as attention would. After the
-head has settled, the steady-state error is measured two ways over one full turn of the ball:
-the angle between the camera axis and the ball (ground truth), and the ball's pixel offset from
-the image centre in rendered frames, converted to degrees with camera_info.
+ball's true centring angle from the simulation (attention's own detections drive the head in
+test_sim_tracking_e2e.py), refreshed at a camera rate and stamped with the frame time, as
+attention would. After the head has settled, the steady-state error is measured two ways over
+one full turn of the ball: the angle between the camera axis and the ball (ground truth), and
+the ball's pixel offset from the image centre in rendered frames, converted to degrees with
+camera_info.
 
 Measured on the build machine (period 10 s, 50 Hz control):
   targets at 50 Hz:  mean 0.36 deg, max 0.50 deg

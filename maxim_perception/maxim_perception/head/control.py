@@ -66,6 +66,14 @@ class HeadConfig:
     pain_cooldown_s: float = 2.0       # one pain of a type per cooldown, not one per tick
     pain_repeat_reset_s: float = 10.0  # a quiet period this long resets the repeat count
     focus_dwell_s: float = 3.0         # FOCUS_INTERESTS: seconds on a target before the next
+    # Latency compensation of the reflex (and of the goals that follow a target): a target
+    # seen in a frame `age` seconds old is aimed at where it will be, position + rate * (age +
+    # reflex_lead_s), the lead capped at reflex_predict_max_s (0 turns prediction off). The
+    # rate is a line fitted to the target's positions over reflex_rate_window_s, for one track
+    # id; reflex_lead_s covers the servo's own lag behind its command.
+    reflex_predict_max_s: float = 0.3
+    reflex_lead_s: float = 0.04
+    reflex_rate_window_s: float = 0.4
 
     def __post_init__(self):
         if not all(math.isfinite(v) for v in (self.pan_min, self.pan_max, self.tilt_min,
@@ -76,7 +84,7 @@ class HeadConfig:
                              f'{self.pan_max}], tilt [{self.tilt_min}, {self.tilt_max}]')
         positive = ('max_velocity', 'max_acceleration', 'command_timeout_s',
                     'goal_tolerance_rad', 'measurement_timeout_s', 'movement_error_rad',
-                    'thrash_window_s', 'focus_dwell_s')
+                    'thrash_window_s', 'focus_dwell_s', 'reflex_rate_window_s')
         for name in positive:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
@@ -84,7 +92,8 @@ class HeadConfig:
         if self.thrash_reversals < 2:
             raise ValueError(f'thrash_reversals must be >= 2, got {self.thrash_reversals}')
         for name in ('movement_error_s', 'thrash_min_velocity', 'thrash_min_swing_rad',
-                     'pain_cooldown_s', 'pain_repeat_reset_s'):
+                     'pain_cooldown_s', 'pain_repeat_reset_s', 'reflex_predict_max_s',
+                     'reflex_lead_s'):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f'{name} must be a finite number >= 0, got {value!r}')
@@ -192,6 +201,8 @@ class _Reflex:
     tilt: float
     stamp: float
     track_id: int = 0
+    pan_rate: float = 0.0    # rad/s, fitted over the recent reflex targets of this track
+    tilt_rate: float = 0.0
 
 
 @dataclass
@@ -258,11 +269,15 @@ class HeadController:
         self._measured_vel: tuple[float, float] | None = None
         self._measured_at = -math.inf
         self._reflex: _Reflex | None = None
+        self._trail: deque[tuple[float, float, float, int]] = deque(maxlen=64)  # reflex fit
         self._goal: HeadGoalSpec | None = None
         self._goal_target: tuple[float, float] | None = None
         self._goal_expires = math.inf
         self._targets: dict[int, TargetView] = {}
         self._targets_at = -math.inf
+        self._targets_stamp = -math.inf
+        self._target_trails: dict[int, deque] = {}        # track id -> recent positions
+        self._target_rates: dict[int, tuple[float, float]] = {}
         self._focus = _Focus()
         self._wanted: tuple[float, float] | None = None
         self._hold: tuple[float, float] | None = None
@@ -309,17 +324,82 @@ class HeadController:
             return CommandResult(False, reason=f'rejected reflex target: not finite '
                                                f'(pan={pan}, tilt={tilt})')
         (pan_c, tilt_c), clamped, why = self._clamp(pan, tilt)
-        self._reflex = _Reflex(pan_c, tilt_c, stamp, int(track_id))
+        rates = self._reflex_rates(float(pan), float(tilt), stamp, int(track_id))
+        self._reflex = _Reflex(pan_c, tilt_c, stamp, int(track_id), *rates)
         return CommandResult(True, clamped, f'clamped reflex target: {why}' if clamped else '')
+
+    def _reflex_rates(self, pan: float, tilt: float, stamp: float,
+                      track_id: int) -> tuple[float, float]:
+        """The focus's angular rates from its recent positions (one track id; see _fit_rates).
+
+        A new track id, or id 0 (untracked), starts over.
+        """
+        trail = self._trail
+        if not track_id or (trail and trail[-1][3] != track_id):
+            trail.clear()
+        if not track_id:
+            return 0.0, 0.0
+        return self._fit_rates(trail, stamp, pan, tilt, track_id)
+
+    def _fit_rates(self, trail: deque, stamp: float, pan: float, tilt: float,
+                   track_id: int) -> tuple[float, float]:
+        """Add a position to a target's trail; its rates: a least-squares line through it.
+
+        From at least three positions spanning a quarter of the window; each rate is capped at
+        max_velocity, as the head cannot follow faster anyway.
+        """
+        c = self.config
+        if trail and stamp < trail[-1][0]:
+            trail.clear()               # the clock went back (a restarted simulation)
+        if not trail or stamp > trail[-1][0]:
+            trail.append((stamp, pan, tilt, track_id))
+        while trail and stamp - trail[0][0] > c.reflex_rate_window_s:
+            trail.popleft()
+        if len(trail) < 3 or trail[-1][0] - trail[0][0] < c.reflex_rate_window_s / 4:
+            return 0.0, 0.0
+        n = len(trail)
+        t_mean = sum(p[0] for p in trail) / n
+        var = sum((p[0] - t_mean) ** 2 for p in trail)
+        rates = []
+        for k in (1, 2):
+            mean = sum(p[k] for p in trail) / n
+            slope = sum((p[0] - t_mean) * (p[k] - mean) for p in trail) / var
+            rates.append(max(-c.max_velocity, min(c.max_velocity, slope)))
+        return rates[0], rates[1]
+
+    def _lead(self, pan: float, tilt: float, rates: tuple[float, float], stamp: float,
+              now: float) -> tuple[float, float]:
+        """(pan, tilt) seen at `stamp`, moved on at `rates` to where it will be (clamped)."""
+        c = self.config
+        if not (rates[0] or rates[1]):
+            return self._clamp(pan, tilt)[0]
+        lead = min(c.reflex_predict_max_s, max(0.0, now - stamp + c.reflex_lead_s))
+        return self._clamp(pan + rates[0] * lead, tilt + rates[1] * lead)[0]
 
     def clear_reflex(self) -> None:
         """Attention has no focus: the reflex lets go and the head holds where it is."""
         self._reflex = None
+        self._trail.clear()
 
-    def update_targets(self, targets: list[TargetView], now: float) -> None:
-        """Every target attention tracks, for TRACK_TARGET, FOCUS_INTERESTS and NOVELTY_TRACK."""
+    def update_targets(self, targets: list[TargetView], now: float,
+                       stamp: float | None = None) -> None:
+        """Every target attention tracks, for TRACK_TARGET, FOCUS_INTERESTS and NOVELTY_TRACK.
+
+        `stamp`: when the frame they were seen in was taken (same clock as `now`); the goals
+        that follow a target lead it by its age, as the reflex does.
+        """
         self._targets = {t.track_id: t for t in targets if _finite(t.pan, t.tilt)}
         self._targets_at = now
+        self._targets_stamp = now if stamp is None or not _finite(stamp) else stamp
+        self._target_rates = {}
+        for tid, t in self._targets.items():
+            if not tid:
+                continue
+            trail = self._target_trails.setdefault(tid, deque(maxlen=64))
+            self._target_rates[tid] = self._fit_rates(trail, self._targets_stamp, t.pan, t.tilt,
+                                                      tid)
+        for tid in [tid for tid in self._target_trails if tid not in self._targets]:
+            del self._target_trails[tid]
 
     def set_goal(self, goal: HeadGoalSpec, now: float) -> CommandResult:
         """A goal from the agent. RELEASE ends any goal; the others override the reflex."""
@@ -450,6 +530,11 @@ class HeadController:
     def goal(self) -> HeadGoalSpec | None:
         return self._goal
 
+    @property
+    def wanted(self) -> tuple[float, float] | None:
+        """Where the last step() aimed (pan, tilt), prediction included; None: holding."""
+        return self._wanted
+
     # ---- internals ----------------------------------------------------------------------
 
     def _check_time(self, stamp: float, now: float, what: str) -> CommandResult | None:
@@ -510,9 +595,12 @@ class HeadController:
     def _wanted_target(self, now: float) -> tuple[float, float] | None:
         goal = self._goal
         if goal is None:
-            if self._reflex_fresh(now):
-                return self._reflex.pan, self._reflex.tilt
-            return None
+            if not self._reflex_fresh(now):
+                return None
+            r = self._reflex
+            if not (r.pan_rate or r.tilt_rate):
+                return r.pan, r.tilt
+            return self._lead(r.pan, r.tilt, (r.pan_rate, r.tilt_rate), r.stamp, now)
         if self._goal_target is not None:
             return self._goal_target
         if now - self._targets_at > self.config.command_timeout_s or not self._targets:
@@ -531,7 +619,9 @@ class HeadController:
             target = self._next_interest(now)
         if target is None:
             return None
-        return self._clamp(target.pan, target.tilt)[0]
+        return self._lead(target.pan, target.tilt,
+                          self._target_rates.get(target.track_id, (0.0, 0.0)),
+                          self._targets_stamp, now)
 
     def _next_interest(self, now: float) -> TargetView:
         """Most salient targets in turn, each for focus_dwell_s, least recently visited first."""

@@ -27,6 +27,7 @@ from maxim_perception.conversions import (attention_to_markers, attention_to_msg
                                           ImageConversionError, image_to_msg, msg_to_bgr,
                                           msg_to_camera_model, percept_to_msg,
                                           stamp_to_seconds, target_dict_to_msg)
+from maxim_perception.head.pose_history import PoseHistory
 from maxim_perception.qos import LATCHED, SENSOR
 
 
@@ -46,20 +47,27 @@ class AttentionNodeConfig:
 class AttentionNode(Node):
     """Turns camera frames into tracked targets, a focus and percepts.
 
-    Frames are processed in their own callback group at most `max_rate_hz`; only the newest
-    frame is kept, older ones are dropped (never queued), so a slow frame never builds a
-    backlog. Run it under a MultiThreadedExecutor (main() does) so the service and the
-    subscriptions stay responsive while a frame is processed.
+    A frame is processed as soon as it arrives, in its own callback group (woken by a guard
+    condition, not polled by a timer, which would add up to a timer period of latency); only
+    the newest frame is kept, older ones are dropped (never queued), so a slow frame never
+    builds a backlog. `max_rate_hz` is a ceiling on the average rate, counted on the frames'
+    stamps: frames that come faster are dropped, evenly. Pixels become head angles with the
+    head's pose at the frame's stamp, interpolated from joint_states, not the newest pose (the
+    head keeps turning while a frame is processed). Run it under a MultiThreadedExecutor
+    (main() does) so the service and the subscriptions stay responsive while a frame is
+    processed.
 
     Parameters:
         percept_period_s (double, 2.0): percepts at most this often, and only when the scene
             changed meaningfully (targets appeared/left, the focus changed).
         hfov_deg (double, 60.0): horizontal field of view until a CameraInfo arrives.
         use_camera_info (bool, true): take the intrinsics from camera/camera_info.
-        max_rate_hz (double, 15.0): processing rate ceiling.
+        max_rate_hz (double, 15.0): processing rate ceiling (on the frames' stamps).
         joints.pan (string, 'head_pan_joint'), joints.tilt (string, 'head_tilt_joint').
         detect.faces, detect.colors, detect.motion (bool, true), detect.motion_method
-            (string, 'diff' | 'mog2'), detect.yunet_path (string, ''), detect.width (int, 320).
+            (string, 'diff' | 'mog2'), detect.yunet_path (string, ''), detect.width (int, 320),
+            detect.faces_async (bool, true): faces on a worker thread (on another core),
+            joining the tracking a frame later, so the face cascade does not delay each frame.
         focus.min_dwell_s (double, 1.5), focus.habituated_novelty (double, 0.35),
         focus.switch_margin (double, 0.1).
         publish.debug_image (bool, true), publish.markers (bool, true).
@@ -84,6 +92,8 @@ class AttentionNode(Node):
         self._core_lock = threading.Lock()  # guards the core (processing vs the service)
         self._latest: Image | None = None
         self._head = (0.0, 0.0)
+        self._poses = PoseHistory()
+        self._next_due = -math.inf   # frame time from which the next frame may be processed
         self._info_model: CameraModel | None = None
         self.frames_processed = 0
         self.frames_dropped = 0
@@ -99,8 +109,8 @@ class AttentionNode(Node):
             self.create_subscription(CameraInfo, 'camera/camera_info', self._on_info, SENSOR)
         self.create_service(SceneSummary, 'perception/scene_summary', self._on_scene_summary)
         self._processing = MutuallyExclusiveCallbackGroup()
-        self.create_timer(1.0 / cfg.max_rate_hz, self._process_latest,
-                          callback_group=self._processing)
+        self._wake = self.create_guard_condition(self._process_latest,
+                                                 callback_group=self._processing)
 
     def _declare(self) -> AttentionNodeConfig:
         def p(name, default, description, **extra):
@@ -114,6 +124,8 @@ class AttentionNode(Node):
             colors=p('detect.colors', True, 'Detect saturated coloured objects'),
             motion=p('detect.motion', True, 'Detect moving regions'),
             motion_method=p('detect.motion_method', 'diff', "'diff' or 'mog2'"),
+            faces_async=p('detect.faces_async', True,
+                          'Faces on their own thread, beside the other detectors'),
             yunet_path=p('detect.yunet_path', '', 'YuNet ONNX model; empty: Haar cascade'),
             detect_width=p('detect.width', 320, 'Detectors run on a copy this wide'),
             min_dwell_s=p('focus.min_dwell_s', 1.5, 'Keep a new focus at least this long',
@@ -149,6 +161,7 @@ class AttentionNode(Node):
             if self._latest is not None:
                 self.frames_dropped += 1
             self._latest = msg
+        self._wake.trigger()
 
     def _on_joints(self, msg: JointState) -> None:
         names = list(msg.name)
@@ -163,8 +176,12 @@ class AttentionNode(Node):
                                       throttle_duration_sec=5.0)
             return
         if math.isfinite(pan) and math.isfinite(tilt):
+            t = stamp_to_seconds(msg.header.stamp)
+            if t <= 0.0:
+                t = self.get_clock().now().nanoseconds * 1e-9
             with self._lock:
                 self._head = (pan, tilt)
+                self._poses.add(t, pan, tilt)
 
     def _on_info(self, msg: CameraInfo) -> None:
         try:
@@ -180,17 +197,32 @@ class AttentionNode(Node):
     def _process_latest(self) -> None:
         with self._lock:
             msg, self._latest = self._latest, None
-            head, info_model = self._head, self._info_model
         if msg is None:
             return
+        t = stamp_to_seconds(msg.header.stamp)
+        if t <= 0.0:
+            t = self.get_clock().now().nanoseconds * 1e-9
+        period = 1.0 / self.config.max_rate_hz
+        if t < self._next_due - 2.0 * period:    # the clock went back (a restarted sim)
+            self._next_due = -math.inf
+        if t < self._next_due - 0.1 * period:    # over the rate ceiling: skip this one
+            with self._lock:
+                self.frames_dropped += 1
+            return
+        # On schedule (or late by less than a period): the next one is due a period after
+        # this one was, so the average rate reaches the ceiling; after a pause, start over.
+        if t - self._next_due > period:
+            self._next_due = t + period
+        else:
+            self._next_due += period
+        with self._lock:
+            head = self._poses.at(t) or self._head
+            info_model = self._info_model
         try:
             frame = msg_to_bgr(msg)
         except ImageConversionError as exc:
             self.get_logger().warning(f'image ignored: {exc}', throttle_duration_sec=5.0)
             return
-        t = stamp_to_seconds(msg.header.stamp)
-        if t <= 0.0:
-            t = self.get_clock().now().nanoseconds * 1e-9
         with self._core_lock:
             self._fit_model(frame, info_model)
             try:
@@ -248,6 +280,10 @@ class AttentionNode(Node):
             response.attention = attention_to_msg(last)
         response.error_code = SceneSummary.Response.ERROR_NONE
         return response
+
+    def destroy_node(self):
+        self.core.close()
+        return super().destroy_node()
 
 
 def main(args=None):

@@ -12,15 +12,18 @@ from rclpy.node import Node
 from rclpy.time import Time
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 
 from maxim_interfaces.msg import AttentionState, HeadGoal, HeadState, PainSignal
-from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalSpec, HeadStatus,
-                                           PainEvent, TargetView)
+from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalSpec, HeadMode,
+                                           HeadStatus, PainEvent, TargetView)
 from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver,
                                            SerialServoDriver, ServoMapping, SimDriver)
 from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
 
 JOINTS = ('head_pan_joint', 'head_tilt_joint')
+# Goals that follow attention's targets (and so act on each new attention state at once).
+FOLLOWING_GOALS = (HeadMode.TRACK_TARGET, HeadMode.FOCUS_INTERESTS, HeadMode.NOVELTY_TRACK)
 DRIVERS = ('sim', 'serial', 'dry_run')
 
 
@@ -67,6 +70,12 @@ _PARAMS = {
     'thrash_min_swing_rad': (0.05, 'A reversal counts only after a swing this long, rad',
                              _f(0.0, 3.0)),
     'focus_dwell_s': (3.0, 'FOCUS_INTERESTS: seconds on each target', _f(0.1, 600.0)),
+    'reflex.predict_max_s': (0.3, 'Aim a moving focus ahead by its frame age, at most this '
+                             '(s; 0: no prediction)', _f(0.0, 2.0)),
+    'reflex.lead_s': (0.04, 'Extra lead for the servo lag behind its command, s',
+                      _f(0.0, 1.0)),
+    'reflex.rate_window_s': (0.4, 'The focus rate is fitted over this window, s',
+                             _f(0.05, 5.0)),
     'serial.port': ('/dev/ttyUSB0', 'Servo board serial port (driver serial)', None),
     'serial.baud': (115200, 'Servo board baud rate', None),
     'serial.readback': (True, 'The board echoes P<us> T<us> lines: use them as measured', None),
@@ -165,13 +174,19 @@ class HeadControllerNode(Node):
         movement_error_s (double, 0.5), thrash_window_s (double, 2.0),
         thrash_reversals (int, 6), thrash_min_swing_rad (double, 0.05),
         focus_dwell_s (double, 3.0).
+        reflex.predict_max_s (double, 0.3), reflex.lead_s (double, 0.04),
+        reflex.rate_window_s (double, 0.4): latency compensation of the reflex and of the goals
+            that follow a target (HeadConfig).
         serial.port (string, /dev/ttyUSB0), serial.baud (int, 115200), serial.readback (bool),
         serial.pan_us_min/max, serial.tilt_us_min/max (int, 500/2500): pulse-width map.
         reconnect_max_s (double, 10): longest backoff between driver reconnection attempts.
     Publishers:
         head/joint_commands (sensor_msgs/JointState, driver sim),
         joint_states (sensor_msgs/JointState, drivers serial and dry_run: measured or commanded),
-        head/state (maxim_interfaces/HeadState, latched), pain (maxim_interfaces/PainSignal).
+        head/state (maxim_interfaces/HeadState, latched), pain (maxim_interfaces/PainSignal),
+        ~/reflex_source (std_msgs/Header, debug): published with the first command that acts
+            on a new attention state, stamped with that state's stamp (its camera frame's), so
+            the latency from a frame to the command it caused can be measured.
     Subscriptions:
         attention/state (maxim_interfaces/AttentionState), head/goal (maxim_interfaces/HeadGoal),
         joint_states (sensor_msgs/JointState, driver sim).
@@ -201,6 +216,9 @@ class HeadControllerNode(Node):
         else:
             self._joint_pub = self.create_publisher(JointState, 'joint_states', 10)
         self._state_pub = self.create_publisher(HeadState, 'head/state', LATCHED)
+        self._source_pub = self.create_publisher(Header, '~/reflex_source', COMMANDS)
+        self._reflex_source: Header | None = None   # attention state not yet acted on
+        self._wake = threading.Event()   # a new reflex target: tick now, not at the next period
         self._pain_pub = self.create_publisher(PainSignal, 'pain', EVENTS)
         # Best effort: compatible with a reliable or best-effort, latched or volatile publisher.
         self.create_subscription(AttentionState, 'attention/state', self._on_attention, SENSOR)
@@ -244,7 +262,10 @@ class HeadControllerNode(Node):
             thrash_window_s=float(values['thrash_window_s']),
             thrash_reversals=int(values['thrash_reversals']),
             thrash_min_swing_rad=float(values['thrash_min_swing_rad']),
-            focus_dwell_s=float(values['focus_dwell_s']))
+            focus_dwell_s=float(values['focus_dwell_s']),
+            reflex_predict_max_s=float(values['reflex.predict_max_s']),
+            reflex_lead_s=float(values['reflex.lead_s']),
+            reflex_rate_window_s=float(values['reflex.rate_window_s']))
         return HeadControllerParams(
             driver=driver, rate_hz=float(values['rate_hz']),
             state_rate_hz=float(values['state_rate_hz']), head=head,
@@ -296,13 +317,19 @@ class HeadControllerNode(Node):
 
     def _attention(self, msg: AttentionState) -> None:
         now = self._now()
-        self.core.update_targets(_targets_from_attention(msg), now)
+        stamp = self._core_stamp(msg.header.stamp, now)
+        self.core.update_targets(_targets_from_attention(msg), now, stamp)
+        goal = self.core.goal
+        if goal is not None and goal.mode in FOLLOWING_GOALS:
+            self._wake.set()       # the goal follows a target: act on its new position now
         if not msg.has_focus:
             self.core.clear_reflex()
             return
         result = self.core.set_reflex_target(msg.focus_pan, msg.focus_tilt, now=now,
-                                             stamp=self._core_stamp(msg.header.stamp, now),
-                                             track_id=msg.focus_track_id)
+                                             stamp=stamp, track_id=msg.focus_track_id)
+        if result.accepted and goal is None:
+            self._reflex_source = msg.header
+            self._wake.set()
         if result.reason:
             self.get_logger().warning(result.reason, throttle_duration_sec=2.0)
             self.rejections.append(result.reason)
@@ -343,25 +370,35 @@ class HeadControllerNode(Node):
     def _control_loop(self) -> None:
         period = 1.0 / self.params.rate_hz
         deadline = time.monotonic()
+        dt = period
         try:
             while not self._stop.is_set():
+                tick_at = time.monotonic()
+                self._wake.clear()
                 with self._lock:
-                    self._tick()
+                    self._tick(dt)
                 deadline += period
                 delay = deadline - time.monotonic()
                 if delay < -5 * period:      # suspended or far behind: resynchronise
                     deadline, delay = time.monotonic(), 0.0
-                if delay > 0:
-                    self._stop.wait(delay)
+                dt = period
+                if delay > 0 and self._wake.wait(delay) and not self._stop.is_set():
+                    # A new reflex target is acted on now: waiting for the next regular tick
+                    # would add up to a whole period to every frame's latency. At most one
+                    # extra tick per quarter period; the regular ticks go on a period later.
+                    gap = time.monotonic() - tick_at
+                    if gap < period / 4:
+                        self._stop.wait(period / 4 - gap)
+                    deadline = time.monotonic()
+                    dt = deadline - tick_at
         except Exception as exc:  # noqa: BLE001 - say loudly that the head stopped, then end
             self.get_logger().fatal(f'head control loop stopped: {type(exc).__name__}: {exc}')
             raise
 
-    def _tick(self) -> None:
-        """One control step at the fixed rate: read, step the core, write, report."""
+    def _tick(self, dt: float) -> None:
+        """One control step of dt seconds: read, step the core, write, report."""
         now = self._now()
         self.tick_times.append(time.monotonic())
-        dt = 1.0 / self.params.rate_hz
         if not self.driver_ok and now >= self._retry_at:
             self.driver.close()
             self._open_driver(now)
@@ -381,6 +418,10 @@ class HeadControllerNode(Node):
                 self.commands_sent += 1
             except DriverError as exc:
                 self._driver_fault(str(exc), now)
+            else:
+                if self._reflex_source is not None and self.core.goal is None:
+                    self._source_pub.publish(self._reflex_source)
+        self._reflex_source = None
         stamp = self.get_clock().now().to_msg()
         if self._joint_pub is not None:
             # What the hardware reported this tick, else what it was told (dry run: reached).
@@ -402,6 +443,7 @@ class HeadControllerNode(Node):
 
     def destroy_node(self):
         self._stop.set()
+        self._wake.set()
         self._thread.join(timeout=5.0)
         if self._thread.is_alive():
             self.get_logger().error('head control thread did not stop within 5 s')
