@@ -23,11 +23,23 @@ _WORD = re.compile(r'[a-z0-9]+')
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Texts -> float32 rows of length `dim`, L2-normalised (all-zero for an empty text)."""
+    """Texts -> float32 rows of length `dim`, L2-normalised (all-zero for an empty text).
+    An embedder may also have an `identity` string (see `embedder_identity`)."""
 
     dim: int
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+def embedder_identity(embedder: Embedder) -> str:
+    """What makes two embedders' vectors comparable: a saved index built by one is reused
+    only with an embedder of the same identity. Its `identity` attribute, else the class
+    `name` (or class name) and dim."""
+    ident = getattr(embedder, 'identity', None)
+    if ident:
+        return str(ident)
+    name = getattr(embedder, 'name', '') or type(embedder).__name__
+    return f'{name}:dim={int(embedder.dim)}'
 
 
 def _check_texts(texts: list[str]) -> list[str]:
@@ -57,6 +69,8 @@ class HashingEmbedder:
         self.dim = int(dim)
         self.char_ngrams = int(char_ngrams)
         self.weights = (float(word_weight), float(bigram_weight), float(char_weight))
+        self.identity = (f'hashing-v1:dim={self.dim}:ngrams={self.char_ngrams}:'
+                         f'weights={",".join(f"{w:g}" for w in self.weights)}')
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def _bucket(self, feature: str) -> tuple[int, float]:
@@ -163,6 +177,9 @@ class LlamaEmbedder:
             raise EmbedderError(f'cannot load {model_path}: {exc}') from exc
         self.model_path = model_path
         self.dim = int(self._llm.n_embd())
+        # the model file (name and size) and the pooling fix the vectors; the path does not
+        self.identity = (f'llama:{os.path.basename(model_path)}:'
+                         f'{os.path.getsize(model_path)}:mean:dim={self.dim}')
         self._lock = threading.Lock()
 
     @classmethod

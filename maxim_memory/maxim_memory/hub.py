@@ -5,6 +5,9 @@ NAc observation (RPE; |RPE| > 0.3 adds a CAUSES edge from the run's previous epi
 bins -> EC similarity index; the concept extractor runs behind, on its own thread.
 Queries are read-only: they never touch access counts or learned state.
 `on_session_end` runs the mandatory order: SCN save -> promote -> consolidate -> persist.
+Persist also saves the EC similarity index next to the database (`<db>.ec.npz`), so a restart
+loads it and embeds only the episodes captured since; an index built by another embedder is
+rebuilt, and an unreadable one is moved aside and rebuilt.
 
 The NAc, SCN, pain and EC parts live in their own modules; one that cannot be imported is
 reported as absent (`available: False` with the reason) instead of being faked.
@@ -56,6 +59,11 @@ class HubConfig:
     max_results: int = 50                  # hard cap on any query's answer
     background_extraction: bool = True
     recover_corrupt: bool = True           # set a bad file aside and start a fresh one
+    persist_ec_index: bool = True          # save the EC index at persist, load it at start
+    ec_index_path: str = ''                # '' = next to the database: <db_path>.ec.npz
+
+    def ec_index_file(self) -> str:
+        return os.path.expanduser(self.ec_index_path or f'{self.db_path}.ec.npz')
 
 
 @dataclass
@@ -134,6 +142,7 @@ class SessionEndReport:
     consolidation: list[ConsolidationReport] = field(default_factory=list)
     persisted_records: int = 0
     errors: list[str] = field(default_factory=list)
+    durations_s: dict[str, float] = field(default_factory=dict)  # per step, wall time
 
 
 class QueryError(ValueError):
@@ -193,6 +202,7 @@ class MemoryHub:
         self.pain_detector = _optional('pain', 'PainDetector')
         self.pain = _optional('pain', 'PainHistory', clock=clock)
         _restore(self.pain, state('pain'), clock=clock)
+        self.ec_startup: dict[str, Any] = {}  # how the EC index came up (loaded, embedded)
         self.similarity = self._build_similarity(embedder)
         if self.similarity.available:  # the EC index follows evictions and compressions
             self.hippocampus.register_deletion_callback(self._sim_forget)
@@ -240,19 +250,65 @@ class MemoryHub:
             sim_mod = importlib.import_module('maxim_memory.similarity')
             if embedder is None:
                 embedder = importlib.import_module('maxim_memory.embedding').HashingEmbedder()
-            index = sim_mod.EpisodeSimilarityIndex(embedder)
+            index = self._load_similarity(sim_mod, embedder)
         except (ImportError, AttributeError) as exc:
             return Subsystem(None, f'similarity index missing: {exc}')
-        index.add_many((rec.id, rec.text(), self._sim_context(rec), episode_time(rec))
-                       for rec in self.hippocampus)  # batched embedding at start-up
+        # follow the database: drop what it no longer holds, embed what the file lacks
+        have = {rec.id for rec in self.hippocampus}
+        gone = [i for i in index.ids() if i not in have]
+        for i in gone:
+            index.remove(i)
+        self.ec_startup['removed'] = len(gone)
+        self.ec_startup['embedded'] = index.add_many(
+            (rec.id, rec.text(), self._sim_context(rec), episode_time(rec))
+            for rec in self.hippocampus if rec.id not in index)  # batched embedding
         return Subsystem(index)
+
+    def _load_similarity(self, sim_mod: Any, embedder: Any) -> Any:
+        """The saved EC index when it is sound and built by this embedder, else a new one."""
+        path = self.config.ec_index_file()
+        self.ec_startup = {'path': path if self.config.persist_ec_index else '',
+                           'loaded': False, 'embedded': 0, 'removed': 0, 'rebuild_reason': ''}
+        if not self.config.persist_ec_index:
+            return sim_mod.EpisodeSimilarityIndex(embedder)
+        try:
+            index = sim_mod.EpisodeSimilarityIndex.load(path, embedder)
+        except FileNotFoundError:
+            self.ec_startup['rebuild_reason'] = 'no saved index'
+        except sim_mod.IndexMismatchError as exc:
+            self.ec_startup['rebuild_reason'] = str(exc)
+            log.warning('%s; re-embedding every episode', exc)
+        except sim_mod.IndexFileError as exc:
+            self.ec_startup['rebuild_reason'] = str(exc)
+            self.warnings.append(str(exc))
+            log.error('%s; re-embedding every episode', exc)
+        else:
+            self.ec_startup['loaded'] = True
+            return index
+        return sim_mod.EpisodeSimilarityIndex(embedder)
+
+    def save_similarity(self) -> int:
+        """Write the EC index next to the database; returns bytes written (0: not saved).
+        A failed save is reported, never fatal: the next start re-embeds instead."""
+        if not (self.similarity.available and self.config.persist_ec_index):
+            return 0
+        try:
+            return self.similarity.obj.save(self.config.ec_index_file())
+        except OSError as exc:
+            msg = f'similarity index not saved to {self.config.ec_index_file()}: {exc}'
+            self.warnings.append(msg)
+            log.error(msg)
+            return 0
 
     def _sim_forget(self, record_id: str) -> None:
         self.similarity.obj.remove(record_id)
 
     def _sim_compressed(self, old_id: str, new: MemoryRecord) -> None:
-        self.similarity.obj.remove(old_id)
-        self.similarity.obj.add(new.id, new.text(), self._sim_context(new), episode_time(new))
+        # the gist keeps its episode's vector: re-embedding every compressed episode at the
+        # session end would cost the llama embedder ~90 ms each
+        if not self.similarity.obj.rename(old_id, new.id, self._sim_context(new)):
+            self.similarity.obj.add(new.id, new.text(), self._sim_context(new),
+                                    episode_time(new))
 
     @staticmethod
     def _sim_context(rec: MemoryRecord) -> dict[str, Any]:
@@ -280,7 +336,9 @@ class MemoryHub:
             self.hippocampus.store(ep)
             self.hours.observe(ep.created_at)
             tool = ep.action.tool_name
-            if self.nac.available and tool:
+            # A blocked call never ran: it says nothing about what the tool does here, and
+            # learning "blocked" as its outcome would let one block breed the next.
+            if self.nac.available and tool and not ep.outcome.blocked:
                 rpe = self.nac.obj.observe(tool, context_signature(ep), outcome_signature(ep),
                                            float(ep.outcome.valence),
                                            delay_s=float(ep.outcome.duration_s),
@@ -322,10 +380,9 @@ class MemoryHub:
             raise QueryError('time_after is later than time_before')
         limit = self._limit(limit)
         with self._lock:
-            found = self.hippocampus.search(query=query, tool_name=tool_name, success=success,
-                                            object=object, person=person, mode=mode,
-                                            time_after=time_after, time_before=time_before)
-            hits = found[:limit]
+            hits, total = self.hippocampus.search_top(
+                limit, query=query, tool_name=tool_name, success=success, object=object,
+                person=person, mode=mode, time_after=time_after, time_before=time_before)
             expanded = 0
             if expand and hits:
                 have = {r.id for r, _ in hits}
@@ -336,7 +393,7 @@ class MemoryHub:
                     if rid not in have:
                         hits.append((self.hippocampus.get(rid), act))
                         expanded += 1
-            return RecallResult(hits, len(found), expanded)
+            return RecallResult(hits, total, expanded)
 
     def similarity_search(self, tool_name: str = '', memory_id: str = '', context: str = '',
                           limit: int = 10) -> list[tuple[MemoryRecord, float, dict]]:
@@ -519,6 +576,8 @@ class MemoryHub:
             out['causal_links'] = (len(self.nac.obj.causal_links(limit=1_000_000))
                                    if self.nac.available else 0)
             out['ec_signatures'] = len(self.similarity.obj) if self.similarity.available else 0
+            if self.similarity.available:
+                out['ec']['startup'] = dict(self.ec_startup)
             out['pain_signals'] = (sum(self.pain.obj.counts_by_type().values())
                                    if self.pain.available else 0)
             return out
@@ -529,21 +588,34 @@ class MemoryHub:
         """SCN save -> promote -> consolidate (all layers) -> persist. The order matters:
         promotion needs the source episodes before consolidation compresses them."""
         report = SessionEndReport()
+        t = time.perf_counter()
+
+        def step(name: str) -> None:
+            nonlocal t
+            report.steps.append(name)
+            now = time.perf_counter()
+            report.durations_s[name] = now - t
+            t = now
+
         self.extractor.drain(timeout=10.0)
         with self._lock:
             if self.scn.available:
                 self.store.put_state('scn', to_plain(self.scn.obj.to_dict()))
-            report.steps.append('scn_save')
+            step('scn_save')
             report.promotion = self.promoter.promote(self.config.promote_min_confidence,
                                                      self.config.promote_min_observations)
-            report.steps.append('promote')
+            step('promote')
             for layer in self.layers.values():
                 report.consolidation.append(layer.consolidate(now=self._clock()))
-            report.steps.append('consolidate')
-        self.extractor.drain(timeout=10.0)  # ref migrations queued by compression
+        # the concept refs follow the compressed episodes (one job per record, queued while
+        # the lock was held): a budget that grows with the work, ~10 ms a job at most
+        if not self.extractor.drain(timeout=10.0 + 0.01 * self.extractor.pending()):
+            report.errors.append(f'concept ref migration unfinished: '
+                                 f'{self.extractor.pending()} jobs left to the worker')
+        step('consolidate')
         with self._lock:
             report.persisted_records = self.persist()
-            report.steps.append('persist')
+            step('persist')
         return report
 
     def _save_state(self) -> None:
@@ -571,6 +643,7 @@ class MemoryHub:
                                                    for e in self.cross.to_edges()])
             self._save_state()
             self.store.checkpoint()
+            self.save_similarity()
             return n
 
     def close(self, end_session: bool = True) -> SessionEndReport | None:

@@ -79,6 +79,12 @@ class ConceptExtractor:
 
     Fed by the hippocampus' capture / compression / deletion callbacks; the callbacks only
     enqueue. `lock` is the hub's lock, held while one job touches the layers.
+    Captures beyond `max_queue` waiting jobs are dropped and counted (the capture path never
+    waits; a dropped episode is re-extracted at the next start). Compression and deletion
+    jobs are never dropped: a consolidation queues one per record while it holds the hub's
+    lock, so the worker cannot drain them until it ends, and a lost one would leave a
+    concept citing an id that no longer exists. They are two ids each, and bounded by the
+    layer's size.
     """
 
     def __init__(self, atl: ATL, cross: CrossLayerGraph | None = None,
@@ -86,7 +92,8 @@ class ConceptExtractor:
         self.atl = atl
         self.cross = cross
         self._lock = lock or threading.RLock()
-        self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
+        self.max_queue = int(max_queue)
+        self._queue: queue.Queue = queue.Queue()  # bounded for captures only: see above
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.processed = 0
@@ -103,12 +110,12 @@ class ConceptExtractor:
         self._put(('delete', record_id))
 
     def _put(self, job: tuple) -> None:
-        try:
-            self._queue.put_nowait(job)
-        except queue.Full:
+        if job[0] == 'capture' and self._queue.qsize() >= self.max_queue:
             self.dropped += 1
             log.warning('concept extractor queue full; dropped a %s job (%d so far)',
                         job[0], self.dropped)
+            return
+        self._queue.put_nowait(job)
 
     def start(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -139,6 +146,10 @@ class ConceptExtractor:
                     return False
                 self._queue.all_tasks_done.wait(left)
         return True
+
+    def pending(self) -> int:
+        """Jobs queued or in progress."""
+        return self._queue.unfinished_tasks
 
     def run_pending(self) -> int:
         """Process queued jobs on the calling thread (no worker running)."""

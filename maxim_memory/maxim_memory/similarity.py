@@ -14,22 +14,35 @@ query actually gives:
 value such as the tool) and re-ranks them on the full score. It widens the candidate set until
 no episode outside it could still enter the top k (its semantic score is below the weakest
 candidate's), within `max_candidates`. `exact_search` scores every episode: the baseline.
-Removed episodes are tombstoned and the index is rebuilt when they exceed a quarter of it.
+Removed episodes are tombstoned and the index is rebuilt when they exceed a quarter of it;
+a compressed episode takes over its original's row (`rename`: same vector, new context).
+
+`save` / `load` keep the whole index (faiss HNSW graph and vectors, the other modalities'
+arrays, ids and contexts) in one .npz file, written atomically, so that a restart does not
+re-embed every episode. The file records its format version, the embedder's identity, the dim
+and the HNSW M: a different embedder or layout is `IndexMismatchError` (rebuild), a corrupt or
+foreign file is `IndexFileError` and is moved aside to `<name>.corrupt-<timestamp>`.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
+import json
+import logging
 import math
+import os
+from pathlib import Path
 import threading
 import time
 from typing import Any, Iterable
+import zipfile
 import zlib
 
 import faiss
 import numpy as np
 
-from maxim_memory.embedding import Embedder
+from maxim_memory.embedding import Embedder, embedder_identity
 from maxim_memory.scn import encode_time_of_day
 
 MODALITIES = ('semantic', 'structural', 'temporal', 'context')
@@ -37,6 +50,47 @@ DEFAULT_WEIGHTS = {'semantic': 0.6, 'context': 0.2, 'structural': 0.1, 'temporal
 STRUCT_KEYS = ('tool', 'success', 'mode', 'objects', 'people')
 DAY_S = 86400.0
 WEEK_S = 7 * DAY_S
+INDEX_MAGIC = 'maxim-ec-index'
+INDEX_FORMAT = 1
+
+log = logging.getLogger(__name__)
+
+
+class IndexFileError(RuntimeError):
+    """A saved index that cannot be read (corrupt, truncated, not ours); moved aside."""
+
+    def __init__(self, path: Path, reason: str, moved_to: Path | None):
+        self.path, self.reason, self.moved_to = path, reason, moved_to
+        where = f'; moved aside to {moved_to}' if moved_to else ''
+        super().__init__(f'similarity index {path} is unreadable: {reason}{where}')
+
+
+class IndexMismatchError(ValueError):
+    """A sound saved index built for another embedder, dim, HNSW layout or format: the
+    caller rebuilds it (the file is left in place; the next save replaces it)."""
+
+
+def set_aside(path: Path, now: float | None = None) -> Path | None:
+    """Move an unreadable file to `<name>.corrupt-<UTC timestamp>[-n]`; returns where."""
+    if not path.exists():
+        return None
+    stamp = time.strftime('%Y%m%dT%H%M%S', time.gmtime(time.time() if now is None else now))
+    target = path.with_name(f'{path.name}.corrupt-{stamp}')
+    n = 1
+    while target.exists():
+        target = path.with_name(f'{path.name}.corrupt-{stamp}-{n}')
+        n += 1
+    os.replace(path, target)
+    return target
+
+
+def _ctx_to_json(ctx: dict[str, Any]) -> dict[str, Any]:
+    return {k: (sorted(v) if isinstance(v, frozenset) else v) for k, v in ctx.items()}
+
+
+def _json_bytes(obj: Any) -> np.ndarray:
+    return np.frombuffer(json.dumps(obj, separators=(',', ':')).encode('utf-8'),
+                         dtype=np.uint8)
 
 
 @dataclass
@@ -129,6 +183,7 @@ class EpisodeSimilarityIndex:
 
     def __init__(self, embedder: Embedder, weights: dict[str, float] | None = None,
                  hnsw_m: int = 32, ef_construction: int = 80, ef_search: int = 64,
+                 ef_grow_above: int = 100_000,
                  candidates: int = 64, max_candidates: int = 4096, exact_below: int = 1000,
                  index_keys: tuple[str, ...] = ('tool', 'goal', 'scene'),
                  utc_offset_s: float | None = None):
@@ -144,6 +199,9 @@ class EpisodeSimilarityIndex:
         self.dim = int(embedder.dim)
         self.weights = {m: float(w.get(m, 0.0)) for m in MODALITIES}
         self.hnsw_m, self.ef_construction, self.ef_search = hnsw_m, ef_construction, ef_search
+        if ef_search < 1 or ef_grow_above < 1:
+            raise ValueError('ef_search and ef_grow_above must be >= 1')
+        self.ef_grow_above = int(ef_grow_above)
         self.candidates, self.max_candidates = int(candidates), int(max_candidates)
         self.exact_below = int(exact_below)
         self.index_keys = tuple(index_keys)
@@ -240,6 +298,37 @@ class EpisodeSimilarityIndex:
                         self._postings.setdefault((key, v), []).append(row)
         return len(batch)
 
+    def rename(self, old_id: str, new_id: str,
+               context: dict[str, Any] | None = None) -> bool:
+        """Give an indexed episode a new id (its compressed form), keeping its row: its
+        vector and time stay, and `context` (when given) replaces its structure and context
+        modalities. No re-embedding, no HNSW work. False when `old_id` is not indexed."""
+        if not isinstance(new_id, str) or not new_id:
+            raise ValueError('new_id must be a non-empty string')
+        if context is not None and not isinstance(context, dict):
+            raise TypeError('context must be a dict or None')
+        with self._lock:
+            row = self._row.get(old_id)
+            if row is None:
+                return False
+            if new_id != old_id and new_id in self._row:
+                self._remove(new_id)
+            del self._row[old_id]
+            self._row[new_id] = row
+            self._ids[row] = new_id
+            if context is not None:
+                ctx = {k: _norm_value(v) for k, v in context.items()}
+                self._ctx[row] = ctx
+                self._struct.view[row] = structural_components(ctx)
+                for key in self.index_keys:
+                    v = ctx.get(key)
+                    if isinstance(v, (str, int, float, bool)) and v != '':
+                        posting = self._postings.setdefault((key, v), [])
+                        at = bisect.bisect_left(posting, row)  # rows stay in time order
+                        if at == len(posting) or posting[at] != row:
+                            posting.insert(at, row)
+            return True
+
     def remove(self, episode_id: str) -> bool:
         """Forget an episode; False when it was not indexed."""
         with self._lock:
@@ -308,6 +397,124 @@ class EpisodeSimilarityIndex:
         py += sum(232 + 100 * len(c) for c in self._ctx)
         return (n * self.dim * 4 + graph + self._struct.nbytes + self._time.nbytes
                 + self._alive.nbytes + py + sum(len(v) * 8 + 56 for v in self._postings.values()))
+
+    # --- persistence ---------------------------------------------------------------------------
+
+    def identity(self) -> dict[str, Any]:
+        """What a saved index must match to be reused."""
+        return {'magic': INDEX_MAGIC, 'format': INDEX_FORMAT,
+                'embedder': embedder_identity(self.embedder), 'dim': self.dim,
+                'hnsw_m': self.hnsw_m}
+
+    def save(self, path: str | os.PathLike) -> int:
+        """Write the index to `path` atomically (temp file, fsync, rename); returns bytes."""
+        path = Path(os.path.expanduser(str(path)))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            n = len(self._ids)
+            arrays = {
+                'meta': _json_bytes(self.identity() | {'rows': n, 'live': len(self._row)}),
+                'faiss': faiss.serialize_index(self._index),
+                'struct': self._struct.view.copy(), 'time': self._time.view.copy(),
+                'alive': self._alive.view.copy(), 'ids': _json_bytes(self._ids),
+                'ctx': _json_bytes([_ctx_to_json(c) for c in self._ctx]),
+            }
+        tmp = path.with_name(f'{path.name}.tmp-{os.getpid()}')
+        try:
+            with open(tmp, 'wb') as f:
+                np.savez(f, **arrays)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        try:  # the rename itself survives a power loss once the directory is synced
+            fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            log.debug('cannot fsync %s: %s', path.parent, exc)
+        return path.stat().st_size
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, embedder: Embedder,
+             **kwargs: Any) -> 'EpisodeSimilarityIndex':
+        """An index saved by `save`, for `embedder` (the other arguments as the
+        constructor's). FileNotFoundError when absent; IndexMismatchError when built for
+        another embedder or layout; IndexFileError (file moved aside) when unreadable."""
+        path = Path(os.path.expanduser(str(path)))
+        idx = cls(embedder, **kwargs)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(z['meta'].tobytes().decode('utf-8'))
+                if not isinstance(meta, dict) or meta.get('magic') != INDEX_MAGIC:
+                    raise ValueError('not a Maxim similarity index')
+                want = idx.identity()
+                diff = {k: (meta.get(k), v) for k, v in want.items() if meta.get(k) != v}
+                if diff:
+                    raise IndexMismatchError(
+                        f'{path} was built for ' + ', '.join(
+                            f'{k}={a!r} (now {b!r})' for k, (a, b) in sorted(diff.items())))
+                idx._restore(z, int(meta['rows']))
+        except FileNotFoundError:
+            raise
+        except IndexMismatchError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError, EOFError,
+                zipfile.BadZipFile, UnicodeDecodeError, AttributeError) as exc:
+            # np.load / zipfile (bad zip, bad CRC, truncation), json, faiss (RuntimeError)
+            raise IndexFileError(path, f'{type(exc).__name__}: {exc}',
+                                 set_aside(path)) from exc
+        return idx
+
+    def _restore(self, z: Any, n: int) -> None:
+        raw = faiss.deserialize_index(z['faiss'])
+        index = faiss.downcast_index(raw)
+        if index is not raw:  # the downcast wrapper must own the C++ object, or it dies with raw
+            raw.this.disown()
+            index.this.acquire()
+        if not isinstance(index, faiss.IndexHNSWFlat) or index.d != self.dim \
+                or index.metric_type != faiss.METRIC_INNER_PRODUCT or index.ntotal != n:
+            raise ValueError(f'the faiss part is not an inner-product HNSW of {n} x {self.dim}')
+        struct, times, alive = z['struct'], z['time'], z['alive']
+        ids = json.loads(z['ids'].tobytes().decode('utf-8'))
+        ctxs = json.loads(z['ctx'].tobytes().decode('utf-8'))
+        if struct.shape != (n, len(STRUCT_KEYS)) or struct.dtype != np.int64 \
+                or times.shape != (n, 3) or times.dtype != np.float64 \
+                or alive.shape != (n,) or alive.dtype != np.bool_ \
+                or not isinstance(ids, list) or len(ids) != n \
+                or not isinstance(ctxs, list) or len(ctxs) != n:
+            raise ValueError('the arrays do not match the index size')
+        live = [ids[r] for r in np.flatnonzero(alive)]
+        if len(set(live)) != len(live) or not all(isinstance(i, str) and i for i in live):
+            raise ValueError('duplicate or empty episode ids')
+        with self._lock:
+            self._reset()
+            self._index = index
+            self._index.hnsw.efConstruction = self.ef_construction
+            self._struct.append(struct)
+            self._time.append(times)
+            self._alive.append(alive)
+            for row, (eid, ctx) in enumerate(zip(ids, ctxs)):
+                if not isinstance(ctx, dict):
+                    raise ValueError(f'row {row}: context is not an object')
+                self._ids.append(eid)
+                self._ctx.append({k: _norm_value(v) for k, v in ctx.items()})
+                if alive[row]:
+                    self._row[eid] = row
+                    for key in self.index_keys:
+                        v = self._ctx[row].get(key)
+                        if isinstance(v, (str, int, float, bool)) and v != '':
+                            self._postings.setdefault((key, v), []).append(row)
+            self._dead = n - len(self._row)
+
+    def ids(self) -> list[str]:
+        """The live episode ids."""
+        with self._lock:
+            return list(self._row)
 
     # --- queries -------------------------------------------------------------------------------
 
@@ -437,7 +644,7 @@ class EpisodeSimilarityIndex:
         extra = self._posting_rows(q, self.candidates)
         n_c = max(self.candidates, 4 * kk)
         while True:
-            self._index.hnsw.efSearch = max(self.ef_search, n_c)
+            self._index.hnsw.efSearch = self.ef_for(self._index.ntotal, n_c)
             fetch = min(n_c + self._dead, self._index.ntotal)
             sims, rows = self._index.search(q['vec'], fetch)
             ok = (rows[0] >= 0)
@@ -456,6 +663,14 @@ class EpisodeSimilarityIndex:
             if kth >= bound or fetch >= self._index.ntotal or n_c >= self.max_candidates:
                 return self._hits(cand, score, parts, k, exclude)
             n_c = min(self.max_candidates, n_c * 4)
+
+    def ef_for(self, n: int, candidates: int = 0) -> int:
+        """HNSW efSearch at n vectors: `ef_search` up to `ef_grow_above`, then growing by half
+        of ef_search per doubling (at a fixed ef, HNSW's recall falls as the graph grows: on
+        the benchmark's episodes, recall@10 0.99+ at 100k but 0.985 at 400k with ef 64, 0.998
+        with 128), and never below the candidates asked for."""
+        grow = 1.0 + max(0.0, math.log2(max(n, 1) / self.ef_grow_above)) / 2
+        return max(int(self.ef_search * grow), candidates)
 
     def _posting_rows(self, q: dict[str, Any], per_key: int) -> np.ndarray | None:
         """Recent live episodes sharing an indexed scalar context value with the query."""

@@ -1,9 +1,11 @@
 """Typed graphs, the relationship registry and cross-layer spreading activation."""
 
+import networkx as nx
 import pytest
 
-from maxim_memory.graph import (AssociativeGraph, CrossLayerGraph, RelationshipNameError,
-                                RelationshipRegistry, UnknownRelationshipError)
+from maxim_memory.graph import (AssociativeGraph, CrossLayerGraph, relabel_node,
+                                RelationshipNameError, RelationshipRegistry,
+                                UnknownRelationshipError)
 from maxim_memory.layers import AngularGyrus, ATL, Hippocampus
 from maxim_memory.records import (Action, EpisodicMemory, EpisodeContext, MathRecord, Outcome,
                                   Perception)
@@ -101,3 +103,21 @@ def test_cross_layer_relabel_remove_and_round_trip():
     assert cross.edge_count() == 0
     with pytest.raises(UnknownRelationshipError):
         cross.link('atl', 'a', 'atl', 'b', 'LIKES')
+
+
+def test_relabel_node_moves_every_edge_with_its_type():
+    g = nx.MultiDiGraph()
+    g.add_edge('a', 'b', key='ASSOCIATES', weight=1.0, data={})
+    g.add_edge('b', 'a', key='ASSOCIATES', weight=0.5, data={})
+    g.add_edge('c', 'a', key='CAUSES', weight=0.2, data={'rpe': -0.4})
+    g.add_edge('a', 'a', key='INFORMS', weight=0.3, data={})
+    g.add_edge('n', 'b', key='ASSOCIATES', weight=0.1, data={})
+    relabel_node(g, 'a', 'n')
+    assert 'a' not in g
+    assert sorted((s, d, k, a['weight']) for s, d, k, a in g.edges(keys=True, data=True)) == [
+        ('b', 'n', 'ASSOCIATES', 0.5), ('c', 'n', 'CAUSES', 0.2),
+        ('n', 'b', 'ASSOCIATES', 1.0),  # merged with n's own edge of that type: moved wins
+        ('n', 'n', 'INFORMS', 0.3)]
+    assert g.edges['c', 'n', 'CAUSES']['data'] == {'rpe': -0.4}
+    relabel_node(g, 'absent', 'z')
+    assert 'z' not in g

@@ -108,6 +108,9 @@ def test_session_end_runs_in_the_mandatory_order(tmp_path):
         assert hub.cross.has_link('atl', cid, 'hippocampus', f'cm-{i}', 'DERIVED_FROM')
     assert hub.atl.concept(cid).refs('hippocampus') == [f'cm-{i}' for i in ids]
     assert report.consolidation[0].compressed == 5
+    if HAVE_SIM:  # the EC index follows: the gists took over their episodes' rows
+        assert set(hub.similarity.obj.ids()) == {f'cm-{i}' for i in ids}
+    assert set(report.durations_s) == set(report.steps)
     hub.close(end_session=False)
 
 
@@ -228,6 +231,25 @@ def test_learning_repeated_failures_predict_bad_outcome(tmp_path):
 
 
 @needs_nac
+def test_blocked_calls_teach_the_nac_nothing(tmp_path):
+    hub = make_hub(tmp_path)
+    try:
+        hub.capture_episode(ep('write_file', False, objects=(), scene='desk', valence=-1.0))
+        before = hub.predict_outcome('write_file', 'desk')
+        for i in range(12):
+            blocked = ep('write_file', False, objects=(), scene='desk', valence=-1.0,
+                         t=1_800_000_001.0 + i)
+            blocked.outcome.blocked = True
+            hub.capture_episode(blocked)
+        after = hub.predict_outcome('write_file', 'desk')
+        assert after.observation_count == before.observation_count == 1
+        assert after.value == before.value and after.confidence == before.confidence
+        assert len(hub.hippocampus) == 13       # still remembered as episodes
+    finally:
+        hub.close(end_session=False)
+
+
+@needs_nac
 def test_nac_pattern_promotes_at_session_end(tmp_path):
     clock = Clock()
     hub = make_hub(tmp_path, clock=clock)
@@ -255,5 +277,85 @@ def test_similarity_search_finds_related_episodes(tmp_path):
         assert hits and hits[0][0].action.tool_name == 'grasp'
         with pytest.raises(QueryError):
             hub.similarity_search()
+    finally:
+        hub.close(end_session=False)
+
+
+@needs_sim
+def test_ec_index_is_saved_at_persist_and_reloaded_with_only_new_episodes_embedded(tmp_path):
+    hub = make_hub(tmp_path)
+    first = [hub.capture_episode(ep(objects=('mug',), t=1_800_000_000.0 + i))
+             for i in range(6)]
+    assert hub.ec_startup['loaded'] is False and hub.ec_startup['embedded'] == 0
+    hub.close()  # session end -> persist -> the index is written next to the database
+    index_file = tmp_path / 'memory.db.ec.npz'
+    assert index_file.exists()
+    hub = make_hub(tmp_path)
+    try:
+        assert hub.ec_startup | {'path': ''} == {'path': '', 'loaded': True, 'embedded': 0,
+                                                 'removed': 0, 'rebuild_reason': ''}
+        assert hub.system_stats()['ec']['startup']['loaded'] is True
+        later = [hub.capture_episode(ep('navigate', False, objects=('door',),
+                                        goal='go_to_door', t=1_800_000_100.0 + i))
+                 for i in range(3)]
+        hub.hippocampus.remove(first[0])  # the index follows the database, not the file
+    finally:
+        hub.close(end_session=False)  # as after a crash: the file predates these changes
+    hub = make_hub(tmp_path)
+    try:
+        assert hub.ec_startup['loaded'] is True
+        assert hub.ec_startup['embedded'] == 3 and hub.ec_startup['removed'] == 1
+        assert set(hub.similarity.obj.ids()) == set(first[1:] + later)
+        hits = hub.similarity_search(memory_id=later[0], limit=2)
+        assert [r.id for r, _, _ in hits] and all(r.id in later for r, _, _ in hits)
+    finally:
+        hub.close(end_session=False)
+
+
+@needs_sim
+def test_ec_index_of_another_embedder_is_rebuilt(tmp_path):
+    from maxim_memory.embedding import HashingEmbedder
+    hub = make_hub(tmp_path)
+    ids = [hub.capture_episode(ep(t=1_800_000_000.0 + i)) for i in range(4)]
+    hub.close()
+    cfg = HubConfig(db_path=str(tmp_path / 'memory.db'))
+    hub = MemoryHub(cfg, embedder=HashingEmbedder(64), clock=Clock())
+    try:
+        assert hub.ec_startup['loaded'] is False and 'dim' in hub.ec_startup['rebuild_reason']
+        assert hub.ec_startup['embedded'] == 4 and not hub.warnings
+        assert hub.similarity.obj.dim == 64
+        assert hub.similarity_search(memory_id=ids[0], limit=3)
+        hub.persist()
+    finally:
+        hub.close(end_session=False)
+    hub = MemoryHub(cfg, embedder=HashingEmbedder(64), clock=Clock())
+    try:  # the rebuilt index replaced the old file
+        assert hub.ec_startup['loaded'] is True and hub.ec_startup['embedded'] == 0
+    finally:
+        hub.close(end_session=False)
+
+
+@needs_sim
+def test_corrupt_ec_index_is_set_aside_rebuilt_and_reported(tmp_path):
+    hub = make_hub(tmp_path)
+    ids = [hub.capture_episode(ep(t=1_800_000_000.0 + i)) for i in range(4)]
+    hub.close()
+    index_file = tmp_path / 'memory.db.ec.npz'
+    data = index_file.read_bytes()
+    index_file.write_bytes(data[:len(data) // 3])  # a torn copy
+    hub = make_hub(tmp_path)
+    try:
+        assert hub.ec_startup['loaded'] is False and hub.ec_startup['embedded'] == 4
+        assert hub.warnings and 'moved aside' in hub.warnings[0]
+        assert len(list(tmp_path.glob('memory.db.ec.npz.corrupt-*'))) == 1
+        assert hub.similarity_search(memory_id=ids[0], limit=3)
+        assert hub.system_stats()['warnings'] == hub.warnings
+    finally:
+        hub.close()
+    assert index_file.exists()  # a sound index again
+    hub = make_hub(tmp_path, persist_ec_index=False)
+    try:
+        assert hub.ec_startup['loaded'] is False and hub.ec_startup['embedded'] == 4
+        assert hub.save_similarity() == 0
     finally:
         hub.close(end_session=False)

@@ -82,7 +82,11 @@ def test_extractor_queue_overflow_is_counted_not_blocking(mind):
     for i in range(5):
         ex.on_capture(ep(t=float(i)))
     assert ex.dropped == 3
-    assert ex.run_pending() == 2
+    for i in range(5):  # compression / deletion jobs are never dropped
+        ex.on_compress(f'ep-{i}', CompressedMemory(id=f'cm-ep-{i}'))
+        ex.on_delete(f'cm-ep-{i}')
+    assert ex.dropped == 3
+    assert ex.run_pending() == 2 + 10
 
 
 def test_ips_assess_and_runs_test():
@@ -210,6 +214,15 @@ def test_statistician_pattern_promotes_with_statistically_confirms(mind):
     c = atl.concept(report.created[0])
     assert c.provenance is Provenance.AGENT_INFERENCE and 'R2=0.73' in c.definition
     assert cross.has_link('angular_gyrus', mid, 'atl', c.id, 'STATISTICALLY_CONFIRMS')
+    # already assessed by the IPS/AG pipeline: only confidence >= 0.4 is checked (the NAc's
+    # 0.6 does not apply)
+    ag.store(MathRecord(name='stat:tool:look:latency', category='PATTERN', confidence=0.45,
+                        confirmed=True))
+    ag.store(MathRecord(name='stat:tool:wave:success', category='PATTERN', confidence=0.35,
+                        confirmed=True))
+    report = SemanticPromoter(atl, h, cross, [StatisticianPromotionSource(ag)]).promote()
+    assert [atl.get(i).name for i in report.created] == ['stat:tool:look:latency']
+    assert report.rejected_noise == ['stat:tool:wave:success']
 
 
 def test_pattern_completer_predicts_from_concept_linked_episodes(mind):

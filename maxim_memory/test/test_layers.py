@@ -54,6 +54,58 @@ def test_hippocampus_recall_filters_and_keyword_query():
         h.get('nope')
 
 
+def test_indexed_recall_equals_a_scan_of_every_episode():
+    """Words, days and filters come from the index; the answers are those of reading every
+    episode's text and fields, compressed and removed episodes included."""
+    import random
+    import re
+    rng = random.Random(4)
+    h = Hippocampus()
+    words = ['mug', 'cup', 'door', 'kitchen', 'hall', 'blue', 'red', 'slipped', 'held']
+    for i in range(400):
+        h.store(ep(rng.sample(['mug', 'cup', 'door'], rng.randint(0, 2)),
+                   rng.choice(['grasp', 'look', 'navigate']), rng.random() < 0.6,
+                   t=i * 7_000.0, people=rng.sample(['ann', 'bob'], rng.randint(0, 1)),
+                   text=' '.join(rng.sample(words, 3))))
+    recs = list(h)
+    for r in recs[:60]:  # consolidated: the gist keeps the episode's time and words
+        h.replace(r.id, CompressedMemory.from_episode(r, 1e7))
+    for r in recs[60:80]:
+        h.remove(r.id)
+
+    def scan(query='', tool_name='', success=None, object='', time_after=0.0,
+             time_before=0.0):
+        q = set(re.findall('[a-z0-9]+', query.lower()))
+        out = []
+        for r in h:
+            t = r.episode_time if isinstance(r, CompressedMemory) else r.created_at
+            tool = r.tool_name if isinstance(r, CompressedMemory) else r.action.tool_name
+            ok = r.success if isinstance(r, CompressedMemory) else r.outcome.success
+            objs = r.objects if isinstance(r, CompressedMemory) else \
+                r.perception.detected_objects
+            if (tool_name and tool != tool_name) or (success is not None and ok != success) \
+                    or (object and object not in objs) or (time_after and t < time_after) \
+                    or (time_before and t > time_before):
+                continue
+            score = len(q & set(re.findall('[a-z0-9]+', r.text().lower()))) / len(q) \
+                if q else 1.0
+            if score > 0:
+                out.append((-score, -t, r.id))
+        return [x[2] for x in sorted(out)]
+
+    queries = [{'query': 'blue mug'}, {'query': 'kitchen', 'tool_name': 'look'},
+               {'time_after': 300_000.0, 'time_before': 900_000.0},
+               {'time_after': 2_000_000.0}, {'time_before': 150_000.0, 'object': 'door'},
+               {'query': 'red held door', 'success': False, 'time_after': 100_000.0},
+               {'query': 'nothing matches this'}, {}]
+    for q in queries:
+        want = scan(**q)
+        top, total = h.search_top(7, **q)
+        assert [r.id for r, _ in h.search(**q)] == want, q
+        assert [r.id for r, _ in top] == want[:7] and total == len(want), q
+    assert 0 < len(scan(time_before=150_000.0)) < 40  # the window is a real filter
+
+
 def test_associates_on_perceptual_overlap_and_recall_associated():
     h = Hippocampus()
     a, b = ep(['mug', 'table']), ep(['mug', 'table'], tool='look')
@@ -159,9 +211,30 @@ def test_consolidation_compresses_then_prunes_and_migrates(tmp_path):
     assert h.graph.has_edge(cm.id, fresh.id, 'ASSOCIATES')
     assert {r.id for r in h.recall(tool_name='grasp', time_before=1.0)} == {cm.id, vivid.id}
     assert sorted(st.record_ids('hippocampus')) == sorted([cm.id, vivid.id, fresh.id])
+    assert st.get_record('hippocampus', vivid.id)['long_term'] is True  # written, batched
     clock.t = 8 * DAY_S
     report = h.consolidate()
     assert report.pruned == 1 and cm.id not in h and vivid.id in h
+
+
+def test_replace_many_is_all_or_nothing_on_bad_ids(tmp_path):
+    st = MemoryStore(tmp_path / 'm.db')
+    h = Hippocampus(store=st)
+    a, b = ep(['mug'], t=1.0), ep(['mug'], t=2.0)
+    h.store(a)
+    h.store(b)
+    moved = []
+    h.register_compression_callback(lambda old, new: moved.append((old, new.id)))
+    ca, cb = (CompressedMemory.from_episode(x, 10.0) for x in (a, b))
+    with pytest.raises(RecordNotFoundError):
+        h.replace_many([(a.id, ca), ('missing', cb)])
+    with pytest.raises(ValueError):
+        h.replace_many([(a.id, ca), (a.id, cb)])
+    assert a.id in h and b.id in h and not moved
+    h.replace_many([(a.id, ca), (b.id, cb)])
+    assert moved == [(a.id, ca.id), (b.id, cb.id)]
+    assert sorted(st.record_ids('hippocampus')) == sorted([ca.id, cb.id])
+    assert h.graph.has_edge(cb.id, ca.id, 'ASSOCIATES')
 
 
 def test_atl_find_or_create_dedups_and_indexes():

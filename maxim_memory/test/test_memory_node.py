@@ -13,8 +13,10 @@ from maxim_interfaces.msg import Episode, PainSignal
 from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
                                   PredictOutcome, SimilaritySearch, SystemStats,
                                   TemporalPatterns)
+from maxim_memory.hub import to_plain
 from maxim_memory.nodes.memory_node import MemoryNode
 from maxim_memory.qos import EVENTS
+from maxim_memory.records import record_to_dict
 from maxim_memory.store import MemoryStore
 
 pytestmark = pytest.mark.ros
@@ -150,3 +152,78 @@ def test_memory_node_captures_and_answers_every_query(ros, tmp_path):
     with MemoryStore(db) as st:
         assert st.count('hippocampus') == 8 and st.count('atl') >= 1
         assert st.get_state('relationship_registry') is not None
+
+
+def snapshot(node, db):
+    """Everything a query could change: records, graphs, learned state, the EC index and
+    the database's rows (read through a second connection)."""
+    hub = node.hub
+    out = {name: sorted(json.dumps(record_to_dict(r), sort_keys=True) for r in layer)
+           for name, layer in hub.layers.items()}
+    out['graphs'] = {name: sorted(map(repr, layer.graph.to_edges()))
+                     for name, layer in hub.layers.items()}
+    out['cross'] = sorted(map(repr, hub.cross.to_edges()))
+    for part in ('nac', 'scn', 'pain'):
+        out[part] = json.dumps(to_plain(getattr(hub, part).obj.to_dict()), sort_keys=True)
+    out['ec'] = (sorted(hub.similarity.obj.ids()), hub.similarity.obj.stats())
+    out['hours'] = list(hub.hours.counts)
+    with MemoryStore(db) as st:
+        graphs = list(hub.layers) + ['cross_layer']
+        out['db'] = ([st.load_records(name) for name in hub.layers],
+                     [st.get_state(name) for name in ('nac', 'scn', 'pain',
+                                                      'relationship_registry')],
+                     [sorted(map(repr, st.load_edges(g))) for g in graphs])
+    return out
+
+
+def test_memory_node_queries_never_change_state(ros, tmp_path):
+    ctx, executor = ros
+    db = tmp_path / 'memory.db'
+    node = MemoryNode(context=ctx, parameter_overrides=[Parameter('db_path', value=str(db))])
+    peer = rclpy.create_node('peer', context=ctx)
+    executor.add_node(node)
+    executor.add_node(peer)
+    try:
+        pub = peer.create_publisher(Episode, 'episodes', EVENTS)
+        pain_pub = peer.create_publisher(PainSignal, 'pain', EVENTS)
+        assert spin_until(executor, lambda: pub.get_subscription_count() > 0)
+        for i in range(12):
+            pub.publish(episode(i, tool=('grasp', 'look')[i % 2], success=i % 3 != 0,
+                                objects=(('mug', 'cup', 'ball')[i % 3],)))
+        pain_pub.publish(PainSignal(pain_type=PainSignal.TYPE_TOOL_FAILURE,
+                                    type_name='tool_failure', intensity=0.4, source='grasp',
+                                    description='grasp failed'))
+        assert spin_until(executor, lambda: len(node.hub.hippocampus) == 12
+                          and len(node.hub.pain.obj) == 1)
+        node.hub.extractor.drain(timeout=10)
+        assert call(executor, peer, Trigger, 'end_session').success  # everything on disk
+        before = snapshot(node, db)
+        answers = [
+            call(executor, peer, MemoryRecall, 'memory_recall', query='cup', limit=5),
+            call(executor, peer, MemoryRecall, 'memory_recall', tool_name='grasp',
+                 success=MemoryRecall.Request.SUCCESS_ONLY, object='mug', expand=True),
+            call(executor, peer, MemoryRecall, 'memory_recall', time_after=1_800_000_100.0,
+                 time_before=1_800_000_500.0),
+            call(executor, peer, SimilaritySearch, 'similarity_search', memory_id='ep-2'),
+            call(executor, peer, SimilaritySearch, 'similarity_search', tool_name='look',
+                 context='I see a cup'),
+            call(executor, peer, PredictOutcome, 'predict_outcome', tool_name='grasp',
+                 context='mug', include_all_outcomes=True),
+            call(executor, peer, PredictOutcome, 'predict_outcome', tool_name='never_seen'),
+            call(executor, peer, CausalLinks, 'causal_links', event='grasp'),
+            call(executor, peer, PainHistory, 'pain_history', check_action='grasp'),
+            call(executor, peer, TemporalPatterns, 'temporal_patterns', hour=-1, day=-1,
+                 discover_rhythms=True),
+            call(executor, peer, ConceptQuery, 'concept_query', name='mug'),
+            call(executor, peer, ConceptQuery, 'concept_query', category='object'),
+            call(executor, peer, SystemStats, 'system_stats'),
+            call(executor, peer, MemoryRecall, 'memory_recall', success=9),  # an error path
+        ]
+        assert all(a.error_code == 0 for a in answers[:-1]), [a.error_msg for a in answers]
+        assert answers[0].total_matches == 4 and answers[-1].error_code != 0
+        assert answers[3].episodes and answers[10].concepts
+        assert snapshot(node, db) == before
+    finally:
+        executor.remove_node(node)
+        node.destroy_node()
+        peer.destroy_node()

@@ -5,8 +5,9 @@ import random
 import numpy as np
 import pytest
 
-from maxim_memory.embedding import HashingEmbedder
-from maxim_memory.similarity import (EpisodeSimilarityIndex, structural_components,
+from maxim_memory.embedding import embedder_identity, HashingEmbedder
+from maxim_memory.similarity import (EpisodeSimilarityIndex, IndexFileError,
+                                     IndexMismatchError, structural_components,
                                      structural_hash)
 
 MONDAY = 1704067200.0  # 2024-01-01 00:00 UTC
@@ -142,3 +143,104 @@ def test_empty_index_and_bad_input():
         EpisodeSimilarityIndex(HashingEmbedder(32), weights={'smell': 1.0})
     with pytest.raises(TypeError):
         EpisodeSimilarityIndex(object())
+
+
+def _answers(idx, queries):
+    return [[(h.episode_id, round(h.score, 9)) for h in idx.search(t, c, k=10, timestamp=ts)]
+            for _, t, c, ts in queries]
+
+
+def test_save_and_load_round_trip_without_re_embedding(tmp_path):
+    idx = EpisodeSimilarityIndex(HashingEmbedder(64), utc_offset_s=0, exact_below=0,
+                                 candidates=16)
+    items = synthetic(1500, seed=4)
+    idx.add_many(items)
+    for eid, *_ in items[:40]:  # tombstones travel with the file
+        idx.remove(eid)
+    path = tmp_path / 'memory.db.ec.npz'
+    assert idx.save(path) > 1500 * 64 * 4 and path.exists()
+    assert not list(tmp_path.glob('*.tmp-*'))  # the atomic write left no temporary file
+
+    class Counting(HashingEmbedder):
+        """The same vectors, counting the texts it embeds."""
+
+        texts = 0
+
+        def embed(self, texts):
+            Counting.texts += len(texts)
+            return super().embed(texts)
+
+    emb = Counting(64)
+    assert embedder_identity(emb) == embedder_identity(HashingEmbedder(64))
+    back = EpisodeSimilarityIndex.load(path, emb, utc_offset_s=0, exact_below=0,
+                                       candidates=16)
+    assert Counting.texts == 0  # nothing re-embedded
+    assert len(back) == len(idx) == 1460 and back.stats()['tombstones'] == 40
+    assert set(back.ids()) == set(idx.ids()) and items[0][0] not in back
+    queries = synthetic(15, seed=9, start=9000)
+    assert _answers(back, queries) == _answers(idx, queries)
+    eid = items[700][0]
+    assert back.signature(eid) == idx.signature(eid)
+    assert np.array_equal(back.vector(eid), idx.vector(eid))
+    assert [h.episode_id for h in back.search_episode(eid, k=5)] == \
+        [h.episode_id for h in idx.search_episode(eid, k=5)]
+    back.add('new-1', 'waved at the plant in the lobby', {'tool': 'wave'}, MONDAY)
+    assert back.search('waved at the plant', k=1)[0].episode_id == 'new-1'
+    assert back.search('', {'tool': 'wave'}, k=1)[0].breakdown['context'] == 1.0
+
+
+def test_a_different_embedder_is_a_mismatch_and_the_file_stays(tmp_path):
+    path = tmp_path / 'ec.npz'
+    small_index().save(path)
+    with pytest.raises(IndexMismatchError, match='dim'):
+        EpisodeSimilarityIndex.load(path, HashingEmbedder(64))
+    with pytest.raises(IndexMismatchError, match='embedder'):
+        EpisodeSimilarityIndex.load(path, HashingEmbedder(128, char_ngrams=4))
+    with pytest.raises(IndexMismatchError, match='hnsw_m'):
+        EpisodeSimilarityIndex.load(path, HashingEmbedder(128), hnsw_m=16)
+    assert path.exists()  # not corrupt: kept until the next save replaces it
+    assert len(EpisodeSimilarityIndex.load(path, HashingEmbedder(128))) == 3
+    with pytest.raises(FileNotFoundError):
+        EpisodeSimilarityIndex.load(tmp_path / 'absent.npz', HashingEmbedder(128))
+
+
+@pytest.mark.parametrize('damage', ['garbage', 'truncated', 'flipped', 'empty', 'foreign'])
+def test_a_corrupt_or_foreign_index_file_is_moved_aside(tmp_path, damage):
+    path = tmp_path / 'ec.npz'
+    small_index().save(path)
+    data = path.read_bytes()
+    if damage == 'garbage':
+        path.write_bytes(b'\x00not an index' * 300)
+    elif damage == 'truncated':
+        path.write_bytes(data[:len(data) // 2])
+    elif damage == 'flipped':  # one byte inside the stored vectors: the zip CRC catches it
+        pos = len(data) // 2
+        path.write_bytes(data[:pos] + bytes([data[pos] ^ 0xFF]) + data[pos + 1:])
+    elif damage == 'empty':
+        path.write_bytes(b'')
+    else:  # a valid .npz from something else
+        np.savez(path, meta=np.frombuffer(b'{"magic": "other"}', dtype=np.uint8))
+    with pytest.raises(IndexFileError) as err:
+        EpisodeSimilarityIndex.load(path, HashingEmbedder(128))
+    moved = err.value.moved_to
+    assert not path.exists() and moved is not None and moved.exists()
+    assert moved.name.startswith('ec.npz.corrupt-') and 'unreadable' in str(err.value)
+
+
+def test_rename_keeps_the_vector_and_takes_the_new_context():
+    idx = small_index(exact_below=0, candidates=2)
+    v = idx.vector('mug-1')
+    assert idx.rename('mug-1', 'cm-mug-1', {'tool': 'grasp', 'success': True,
+                                            'objects': ['mug', 'table'], 'goal': 'tidy'})
+    assert 'mug-1' not in idx and 'cm-mug-1' in idx and len(idx) == 3
+    assert np.array_equal(idx.vector('cm-mug-1'), v)  # no re-embedding
+    assert idx.search('grasped the coffee mug', k=1)[0].episode_id == 'cm-mug-1'
+    assert idx.search('', {'goal': 'tidy'}, k=1)[0].episode_id == 'cm-mug-1'  # new posting
+    assert idx.signature('cm-mug-1') == structural_hash(
+        {'tool': 'grasp', 'success': True, 'objects': ['mug', 'table']})
+    assert not idx.rename('absent', 'x')
+    with pytest.raises(ValueError):
+        idx.rename('mug-2', '')
+    assert idx.rename('mug-2', 'nav-1')  # onto an existing id: that one is replaced
+    assert len(idx) == 2 and idx.search('grasp of the coffee mug slipped',
+                                        k=1)[0].episode_id == 'nav-1'

@@ -176,7 +176,7 @@ class ATL(BaseLayer):
         """Stale weak concepts are compressed (conf < 0.7) or pruned (never reinforced)."""
         now = self._clock() if now is None else now
         report = ConsolidationReport(self.name)
-        prune = []
+        prune, compress = [], []
         for rec in list(self._records.values()):
             idle = now - max(rec.created_at, rec.last_accessed)
             if rec.long_term or idle < self.max_age_s:
@@ -184,11 +184,12 @@ class ATL(BaseLayer):
             if isinstance(rec, CompressedSemantic) or rec.reinforcement_count == 0:
                 prune.append(rec.id)
             elif rec.confidence < 0.7:
-                self.replace(rec.id, CompressedSemantic(
+                compress.append((rec.id, CompressedSemantic(
                     id=f'cs-{rec.id}', created_at=now, original_id=rec.id, name=rec.name,
                     category=rec.category, definition=rec.definition,
-                    reinforcement_count=rec.reinforcement_count))
-                report.compressed += 1
+                    reinforcement_count=rec.reinforcement_count)))
+        self.replace_many(compress)
+        report.compressed = len(compress)
         self._remove_many(prune)
         for rid in prune:
             self._vectors.pop(rid, None)

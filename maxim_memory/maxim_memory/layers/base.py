@@ -300,17 +300,27 @@ class BaseLayer(MemoryLayer):
 
     def replace(self, old_id: str, new_record: MemoryRecord) -> None:
         """Swap a record for its compressed form; its graph node and refs follow it."""
-        old = self.get(old_id)
-        self._unindex(old)
-        del self._records[old_id]
-        self._records[new_record.id] = new_record
-        self._index_record(new_record)
-        self._graph.relabel(old_id, new_record.id)
-        if self._store is not None:  # new row first: a crash in between duplicates, never loses
-            self._store.put_record(self.name, record_to_dict(new_record))
-            self._store.delete_records(self.name, [old_id])
-        for cb in list(self._compression_cbs):
-            self._call(cb, old_id, new_record)
+        self.replace_many([(old_id, new_record)])
+
+    def replace_many(self, pairs: list[tuple[str, MemoryRecord]]) -> None:
+        """`replace` for many records, with two store transactions in all (not two each):
+        a consolidation compresses thousands at once."""
+        olds = [self.get(old_id) for old_id, _ in pairs]  # unknown ids fail before any change
+        if len({old_id for old_id, _ in pairs}) != len(pairs):
+            raise ValueError('replace_many: an id appears twice')
+        for old, (old_id, new_record) in zip(olds, pairs):
+            self._unindex(old)
+            del self._records[old_id]
+            self._records[new_record.id] = new_record
+            self._index_record(new_record)
+            self._graph.relabel(old_id, new_record.id)
+        if self._store is not None and pairs:
+            # new rows first: a crash in between duplicates, never loses
+            self._store.put_records(self.name, [record_to_dict(n) for _, n in pairs])
+            self._store.delete_records(self.name, [old_id for old_id, _ in pairs])
+        for old_id, new_record in pairs:
+            for cb in list(self._compression_cbs):
+                self._call(cb, old_id, new_record)
 
     def recall_associated(self, seed_ids: Iterable[str], limit: int = 10, decay: float = 0.5,
                           threshold: float = 0.05, max_depth: int = 2,

@@ -4,11 +4,18 @@ ASSOCIATES edges form at capture between episodes with perceptual overlap (share
 people, Jaccard-weighted) or the same tool and goal; CAUSES edges are added by the hub when the
 NAc reports a surprising outcome (|RPE| > 0.3). Consolidation compresses episodes older than a
 day into their gist, prunes unused compressed ones past 7 days and decays the edges.
+
+Recall never scans every episode when it has something to narrow by: the context index
+holds, besides tool / outcome / object / person / mode / run, every word of the episode's
+text (the keyword score is counted from those sets, not by re-reading texts) and the day of
+the episode (a time window reads only its days' buckets).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+import bisect
+from collections import Counter, defaultdict, deque
+import heapq
 import re
 from typing import Any, Iterable
 
@@ -44,6 +51,11 @@ def _people(rec) -> list[str]:
     return rec.people if isinstance(rec, CompressedMemory) else rec.perception.detected_people
 
 
+def _rank(hit: tuple[MemoryRecord, float]) -> tuple[float, float, str]:
+    """Best keyword score first, then the newest; the id breaks exact ties."""
+    return (-hit[1], -episode_time(hit[0]), hit[0].id)
+
+
 class Hippocampus(BaseLayer):
     """Episodes, indexed by tool, outcome, object, person, mode and run."""
 
@@ -62,6 +74,7 @@ class Hippocampus(BaseLayer):
         self._recent: dict[tuple[str, str], deque] = defaultdict(
             lambda: deque(maxlen=RECENT_PER_KEY))
         self._last_in_run: dict[str, str] = {}
+        self._days: list[int] = []
 
     def index_keys(self, rec: MemoryRecord) -> Iterable[tuple[str, str]]:
         keys = [('tool', _tool(rec)), ('success', _success(rec)), ('run', rec.run_id)]
@@ -70,7 +83,31 @@ class Hippocampus(BaseLayer):
         if isinstance(rec, EpisodicMemory):
             keys.append(('mode', rec.context.mode))
         keys.append(('compressed', isinstance(rec, CompressedMemory)))
+        keys.append(('day', int(episode_time(rec) // DAY_S)))
+        keys += [('word', w) for w in set(_WORD.findall(rec.text().lower()))]
         return keys
+
+    def _index_record(self, record: MemoryRecord) -> None:
+        super()._index_record(record)
+        day = int(episode_time(record) // DAY_S)
+        at = bisect.bisect_left(self._days, day)
+        if at == len(self._days) or self._days[at] != day:
+            self._days.insert(at, day)  # the distinct days: a short list
+
+    def _day_ids(self, after: float, before: float) -> set[str] | None:
+        """Ids of the episodes of the days the window touches (a superset of it); None
+        when there is no window or it spans most days."""
+        if not (after or before):
+            return None
+        lo = bisect.bisect_left(self._days, int(after // DAY_S)) if after else 0
+        hi = bisect.bisect_right(self._days, int(before // DAY_S)) if before \
+            else len(self._days)
+        if hi - lo > len(self._days) // 2:
+            return None  # most of the history: checking every episode's time is cheaper
+        out: set[str] = set()
+        for day in self._days[lo:hi]:
+            out |= self._index.get(('day', str(day)), set())
+        return out
 
     # --- associations --------------------------------------------------------------------------
 
@@ -102,6 +139,7 @@ class Hippocampus(BaseLayer):
         self._last_in_run[rec.run_id] = rec.id
 
     def load_from(self, st) -> int:
+        self._days.clear()
         n = super().load_from(st)
         self._recent.clear()
         self._last_in_run.clear()
@@ -133,6 +171,22 @@ class Hippocampus(BaseLayer):
                time_after: float = 0.0, time_before: float = 0.0,
                include_compressed: bool = True) -> list[tuple[MemoryRecord, float]]:
         """Every match with its relevance, best first (keyword score, then newest)."""
+        out = self._matches(query, tool_name, success, object, person, mode, run_id,
+                            time_after, time_before, include_compressed)
+        out.sort(key=_rank)
+        return out
+
+    def search_top(self, limit: int, **filters: Any
+                   ) -> tuple[list[tuple[MemoryRecord, float]], int]:
+        """The best `limit` matches of `search(**filters)`, in its order, and how many match
+        in all (a partial selection: no sort of every match)."""
+        out = self._matches(**filters)
+        return heapq.nsmallest(max(0, limit), out, key=_rank), len(out)
+
+    def _matches(self, query: str = '', tool_name: str = '', success: bool | None = None,
+                 object: str = '', person: str = '', mode: str = '', run_id: str = '',
+                 time_after: float = 0.0, time_before: float = 0.0,
+                 include_compressed: bool = True) -> list[tuple[MemoryRecord, float]]:
         sets = []
         if tool_name:
             sets.append(self._index.get(('tool', norm_key(tool_name.lower())), set()))
@@ -146,34 +200,43 @@ class Hippocampus(BaseLayer):
             sets.append(self._index.get(('mode', norm_key(mode.lower())), set()))
         if run_id:
             sets.append(self._index.get(('run', norm_key(run_id.lower())), set()))
+        days = self._day_ids(time_after, time_before)
+        if days is not None:
+            sets.append(days)
+        words = sorted(set(_WORD.findall(query.lower())))
+        postings = [self._index.get(('word', w), set()) for w in words]
+        hits: Counter = Counter()
         if sets:
             sets.sort(key=len)
             ids = set(sets[0]).intersection(*sets[1:])
-            candidates = [self._records[i] for i in ids]
+            if words:  # the keyword score from the word sets: no text is re-read
+                hits = Counter({i: sum(1 for p in postings if i in p) for i in ids})
+        elif words:
+            for p in postings:
+                hits.update(p)
+            ids = hits.keys()
         else:
-            candidates = list(self._records.values())
-        words = set(_WORD.findall(query.lower()))
+            ids = self._records.keys()
         out = []
-        for rec in candidates:
+        for rid in ids:
+            rec = self._records[rid]
             if not include_compressed and isinstance(rec, CompressedMemory):
                 continue
-            t = episode_time(rec)
-            if time_after and t < time_after:
-                continue
-            if time_before and t > time_before:
-                continue
+            if time_after or time_before:
+                t = episode_time(rec)
+                if (time_after and t < time_after) or (time_before and t > time_before):
+                    continue
             score = 1.0
             if words:
-                have = set(_WORD.findall(rec.text().lower()))
-                score = len(words & have) / len(words)
-                if score == 0.0:
+                n = hits[rid]
+                if n == 0:
                     continue
+                score = n / len(words)
             out.append((rec, score))
-        out.sort(key=lambda x: (-x[1], -episode_time(x[0])))
         return out
 
     def recall(self, limit: int = 10, **filters: Any) -> list[MemoryRecord]:
-        return [r for r, _ in self.search(**filters)[:max(0, limit)]]
+        return [r for r, _ in self.search_top(limit, **filters)[0]]
 
     def recent(self, limit: int = 20) -> list[MemoryRecord]:
         recs = sorted(self._records.values(), key=episode_time, reverse=True)
@@ -189,17 +252,20 @@ class Hippocampus(BaseLayer):
     def consolidate(self, now: float | None = None, **kw: Any) -> ConsolidationReport:
         now = self._clock() if now is None else now
         report = ConsolidationReport(self.name)
+        compress = []
         for rec in list(self._records.values()):
             if not isinstance(rec, EpisodicMemory):
                 continue
             significant = abs(rec.outcome.valence) >= 0.8 or rec.access_count >= 3
             if significant and not rec.long_term:
                 rec.long_term = True
-                self.update(rec)
+                self.update(rec, durable=False)  # written below, in one transaction
             if rec.long_term or now - rec.created_at < self.compress_after_s:
                 continue
-            self.replace(rec.id, CompressedMemory.from_episode(rec, now))
-            report.compressed += 1
+            compress.append((rec.id, CompressedMemory.from_episode(rec, now)))
+        self.flush()
+        self.replace_many(compress)
+        report.compressed = len(compress)
         stale = [r.id for r in self._records.values()
                  if isinstance(r, CompressedMemory) and not r.long_term and r.access_count == 0
                  and now - r.episode_time > self.max_age_s]

@@ -130,9 +130,12 @@ class MemoryNode(Node):
                                 callback_group=queries)
         self.create_service(Trigger, 'memory/end_session', self._end_session,
                             callback_group=inputs)
+        ec = self.hub.ec_startup
         self.get_logger().info(f'memory open at {self.hub.store.path}: '
                                f'{len(self.hub.hippocampus)} episodes, '
-                               f'{len(self.hub.atl)} concepts')
+                               f'{len(self.hub.atl)} concepts; EC index '
+                               f'{"loaded" if ec.get("loaded") else "built"}, '
+                               f'{ec.get("embedded", 0)} episodes embedded')
 
     def _embedder(self):
         if self.config.embedder == 'hashing':
