@@ -21,7 +21,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-CORPUS = os.path.join(REPO, 'maxim_core', 'test', 'safety_corpus', 'corpus.jsonl')
+CORPUS = os.path.join(REPO, 'test', 'safety_corpus', 'corpus.jsonl')
 MODEL = os.path.expanduser('~/.cache/maxim/models/gemma-3-270m-q4_k_m.gguf')
 
 GOALS = [

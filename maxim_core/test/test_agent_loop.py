@@ -1,7 +1,10 @@
 """The agent loop's pure core: every path from percept to episode, without ROS."""
 
-from maxim_core.agent.loop import (AgentLoop, Decision, ERROR_BLOCKED, ERROR_UNKNOWN_TOOL,
-                                   ERROR_VERIFICATION_FAILED, LoopConfig, Percept)
+import json
+
+from maxim_core.agent.loop import (AgentLoop, context_key, Decision, ERROR_BLOCKED,
+                                   ERROR_UNKNOWN_TOOL, ERROR_VERIFICATION_FAILED, LoopConfig,
+                                   Percept)
 from maxim_core.agent.verify import WorldVerifier
 
 
@@ -11,6 +14,7 @@ class World:
         self.allowed = allowed
         self.succeed = succeed
         self.episodes, self.calls, self.results, self.contexts = [], [], [], []
+        self.reviewed = []
         self.loop = AgentLoop(
             LoopConfig(mode='passive', run_id='r1'), think=self.think, resolve=self.resolve,
             review=self.review, execute=self.execute, record_episode=self.episodes.append,
@@ -28,6 +32,7 @@ class World:
         return name, name == 'memory_recall'
 
     def review(self, run, context):
+        self.reviewed.append(run.context)
         return {'allowed': self.allowed, 'layer': 1, 'reason': 'destructive command'}
 
     def execute(self, run):
@@ -61,6 +66,25 @@ def test_alias_is_resolved_and_unknown_tool_is_a_typed_error():
     assert run.error_code == ERROR_UNKNOWN_TOOL and 'teleport' in run.error_msg
     assert not w.calls and w.results == [run]
     assert w.episodes[0]['success'] is False and w.episodes[0]['valence'] == -1.0
+
+
+def test_one_context_key_goes_to_the_fear_gate_and_into_the_episode():
+    assert context_key(Percept('x', objects=['Table', 'cup', 'cup', ' '])) == 'cup+table'
+    assert context_key(Percept('x', objects=list('dcba'))) == 'a+b+c'
+    assert context_key(Percept('x'), 'Find the red ball!') == 'find_the_red_ball'
+    assert context_key(Percept('x')) == 'none'
+    w = World(Decision('ready', 'x', {'tool': 'move', 'args': {'pan': 0.1}}))
+    run = w.loop.step(percept()).run
+    assert run.context == 'red ball' and w.reviewed == ['red ball']
+    assert json.loads(w.episodes[0]['context_json'])['context'] == 'red ball'
+
+
+def test_unknown_names_and_aliases_are_counted():
+    w = World(Decision('ready', 'x', {'tool': 'teleport', 'args': {}}))
+    w.loop.step(percept())
+    w.loop.think = lambda p, c: Decision('ready', 'x', {'tool': 'remember', 'args': {}})
+    w.loop.step(percept())
+    assert (w.loop.unknown_tool_calls, w.loop.resolved_aliases) == (1, 1)
 
 
 def test_blocked_action_never_executes_and_says_why():

@@ -9,7 +9,8 @@ import pytest
 from maxim_core.deliberation.cycles import (CONVERGED, CYCLE_CAP, decision_schema,
                                             DeliberationConfig, Deliberator, fit_transcript,
                                             KIND_STATUS, OUT_CANCELLED, OUT_MODEL_ERROR,
-                                            OUT_TIMEOUT, OUT_UNPARSABLE, READY, STATUS_CANCELLED,
+                                            OUT_TIMEOUT, OUT_UNPARSABLE, parse_answer, READY,
+                                            STATUS_CANCELLED,
                                             STATUS_GATED, STATUS_MODEL_ERROR, STATUS_OK,
                                             STATUS_TIMEOUT, STATUS_UNPARSABLE, tool_arg_schemas,
                                             TranscriptEntry)
@@ -131,6 +132,32 @@ def test_the_schema_follows_the_active_tools_every_cycle():
         jsonschema.validate(json.loads(answer('x', True, {'tool': 'fly', 'args': {}})),
                             schema)
     assert 'look_at' in backend.prompts[0] and 'look_at' not in backend.prompts[1]
+
+
+def test_with_a_lookup_aliases_are_checked_as_their_tool_and_unknown_names_pass_on():
+    schema = decision_schema(tool_arg_schemas([LOOK, SPEAK]))
+    names = {'look_at': 'look_at', 'speak': 'speak', 'say': 'speak',
+             'track_target': 'track_target'}
+    lookup = names.get
+    said = parse_answer(answer('hi', True, {'tool': 'say', 'args': {'text': 'hi'}}), schema,
+                        ['look_at', 'speak'], lookup)
+    assert said['action'] == {'tool': 'say', 'args': {'text': 'hi'}}   # the loop resolves it
+    with pytest.raises(ValueError, match='does not fit the schema'):   # speak's own arguments
+        parse_answer(answer('x', True, {'tool': 'say', 'args': {'pan': 1}}), schema,
+                     ['look_at', 'speak'], lookup)
+    flown = parse_answer(answer('x', True, {'tool': 'fly', 'args': {}}), schema,
+                         ['look_at', 'speak'], lookup)
+    assert flown['action']['tool'] == 'fly'          # the loop reports it as unknown
+    with pytest.raises(ValueError):                  # a real tool, but not offered now
+        parse_answer(answer('x', True, {'tool': 'track_target', 'args': {'target': 'a'}}),
+                     schema, ['look_at', 'speak'], lookup)
+    with pytest.raises(ValueError):                  # without a lookup nothing changes
+        parse_answer(answer('x', True, {'tool': 'say', 'args': {'text': 'hi'}}), schema,
+                     ['look_at', 'speak'])
+    backend, d = make([answer('x', True, {'tool': 'fly', 'args': {}})])
+    d.lookup = lookup
+    res = d.deliberate(PERCEPT, [LOOK, SPEAK])
+    assert res.status == READY and res.action['tool'] == 'fly' and len(backend.prompts) == 1
 
 
 def test_no_tools_means_the_action_can_only_be_null():

@@ -94,6 +94,17 @@ def test_nac_rule_blocks_learned_bad_calls_in_their_context_only():
     assert v.allowed and 'no prediction' in v.reason
 
 
+def test_the_nac_is_asked_under_the_context_key_when_one_is_given():
+    asked = []
+    a = agent(predict=lambda tool, key: asked.append(key) or (0.01, 0.99))
+    v = a.review('move', {'pan': 0.1, 'tilt': 0}, 'The head looks at a cup.',
+                 context_key='cup+table')
+    assert not v.allowed and v.layer == 'nac' and "'cup+table'" in v.reason
+    a.review('move', {'pan': 0.1, 'tilt': 0}, 'kitchen')
+    a.review('move', {'pan': 0.1, 'tilt': 0}, 'kitchen', context_key='')
+    assert asked == ['cup+table', 'kitchen', '']
+
+
 def test_pain_bridge_escalates_and_feeds_nac():
     observed, pains = [], []
     bridge = ToolPainBridge(observed.append, pains.append)

@@ -1,5 +1,5 @@
-"""The fear node over real DDS: pattern blocks, the NAc rule through memory/predict_outcome,
-and the skipped layer when memory is absent."""
+"""The fear node over real DDS: pattern blocks, the NAc rule through memory/predict_outcome
+(asked under the request's context_key), and the skipped layer when memory is absent."""
 
 import json
 
@@ -33,11 +33,12 @@ class Memory(Node):
         return response
 
 
-def call(executor, client, tool, args, context='', mode='', introspection=False):
+def call(executor, client, tool, args, key='', mode='', introspection=False, situation=''):
     assert client.wait_for_service(timeout_sec=5.0)
     req = ReviewAction.Request(call=ToolCall(tool_name=tool, arguments_json=json.dumps(args),
                                              introspection=introspection),
-                               context=context, mode=mode)
+                               context=situation or f'A robot head; {tool} was chosen.',
+                               context_key=key, mode=mode)
     future = client.call_async(req)
     for _ in range(100):
         if future.done():
@@ -85,6 +86,10 @@ def test_fear_node_reviews_calls():
         assert not r.allowed and r.layer == R.LAYER_NAC and 'NAc' in r.reason
         r = call(executor, client, 'move', {'pan': 0.1, 'tilt': 0.0}, 'hall')
         assert r.allowed
+        # The NAc is asked under the key; the situation text is for the LLM layer only.
+        r = call(executor, client, 'move', {'pan': 0.1, 'tilt': 0.0}, 'hall',
+                 situation='kitchen')
+        assert r.allowed and r.layer == R.LAYER_NONE
     finally:
         executor.shutdown()
         for n in nodes:

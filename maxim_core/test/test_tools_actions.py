@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from maxim_core.tools.base import ERROR_UNAVAILABLE
+from maxim_core.tools.base import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
 from maxim_core.tools.code import code_tools, parse_junit
 from maxim_core.tools.communication import communication_tools, SpeakTool
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox
@@ -215,6 +215,8 @@ def test_introspection_tools_are_read_only_bounded_and_degrade():
     pred = t['predict_outcome'].run({'tool_name': 'move'})
     assert pred.output == {'tool': 'move', 'value': 0.05, 'confidence': 0.9,
                            'available': True}
+    missing = t['predict_outcome'].run({})           # an argument error, said as such
+    assert missing.error_code == ERROR_INVALID_ARGUMENTS and 'tool_name' in missing.error_msg
     for name in ('scene_summary', 'system_stats', 'energy_status'):
         r = t[name].run({})
         assert not r.success and r.output['available'] is False, name

@@ -8,11 +8,16 @@ tested without it; the agent node supplies ROS-backed callables.
 
 The last few tool outcomes are kept and given to the next deliberation as context: a robot
 that just failed to move should know it before it tries again.
+
+Every pass also names its situation with one short key (`context_key`): the fear gate asks the
+NAc for a prediction under that key, and the episode carries it so memory's NAc learns the
+outcome under the same key. What is learned is what is asked.
 """
 
 from collections import deque
 from dataclasses import dataclass, field
 import json
+import re
 import time
 from typing import Callable
 import uuid
@@ -29,6 +34,20 @@ class Percept:
     people: list = field(default_factory=list)     # labels or names
     novelty: float = 0.0
     salience: float = 0.0
+
+
+def context_key(percept: Percept, goal: str = '') -> str:
+    """The situation a tool outcome is learned and predicted under (the NAc's context key).
+
+    What is in view names the situation: up to three object labels, lower case, sorted,
+    joined by '+' (memory's own rule for episodes that carry no key). With nothing in view,
+    the goal's words; with no goal either, 'none'.
+    """
+    labels = sorted({str(o).strip().lower() for o in percept.objects if str(o).strip()})
+    if labels:
+        return '+'.join(labels[:3])
+    words = re.findall(r'[a-z0-9]+', goal.lower())
+    return '_'.join(words) or 'none'
 
 
 @dataclass
@@ -52,6 +71,7 @@ class ToolRun:
     args: dict
     requested_name: str = ''
     introspection: bool = False
+    context: str = ''            # the situation's NAc key (context_key)
     success: bool = False
     output: str = ''
     blocked: bool = False
@@ -104,7 +124,8 @@ class AgentLoop:
     Injected callables:
       think(percept, context_text) -> Decision
       resolve(name) -> (tool_name, introspection) or raises KeyError (unknown tool)
-      review(run, context_text) -> dict with allowed, layer, reason (fear gate)
+      review(run, context_text) -> dict with allowed, layer, reason (fear gate); run.context
+          holds the situation's NAc key
       execute(run) -> ToolRun (fills success/output/error_*; never raises)
       verify(run) -> (verified, note) or None when the claim cannot be checked
       record_episode(dict) -> None
@@ -131,6 +152,8 @@ class AgentLoop:
         self.recent: deque = deque(maxlen=max(1, config.recent_outcomes))
         self.causal_notes: list[str] = []
         self.goal = config.goal
+        self.unknown_tool_calls = 0      # actions naming no registered tool (nor an alias)
+        self.resolved_aliases = 0        # actions whose name resolved to another tool's
 
     def context_text(self) -> str:
         """Recent outcomes and learned causal links, for the next deliberation."""
@@ -152,31 +175,35 @@ class AgentLoop:
     def step(self, percept: Percept) -> LoopResult:
         t0 = self.clock()
         context = self.context_text()
+        key = context_key(percept, self.goal)
         decision = self.think(percept, context)
         if decision.status == 'gated' and not self.config.record_gated:
             return LoopResult(percept, decision, None, None)
         run = None
         if decision.action and decision.status not in FAILED_STATUSES:
-            run = self._act(decision, context)
-        episode = self._episode(percept, decision, run, self.clock() - t0)
+            run = self._act(decision, context, key)
+        episode = self._episode(percept, decision, run, self.clock() - t0, key)
         self.record_episode(episode)
         return LoopResult(percept, decision, run, episode)
 
-    def _act(self, decision: Decision, context: str) -> ToolRun:
+    def _act(self, decision: Decision, context: str, key: str) -> ToolRun:
         action = decision.action or {}
         requested = str(action.get('tool', ''))
         args = action.get('args') or {}
         run = ToolRun(call_id=uuid.uuid4().hex[:12], tool=requested, args=args,
-                      requested_name=requested)
+                      requested_name=requested, context=key)
         if not isinstance(args, dict):
             run.error_code, run.error_msg = ERROR_INVALID_ARGUMENTS, 'args must be an object'
             return self._finish(run)
         try:
             run.tool, run.introspection = self.resolve(requested)
         except KeyError as exc:
+            self.unknown_tool_calls += 1
             run.error_code = ERROR_UNKNOWN_TOOL
             run.error_msg = str(exc.args[0]) if exc.args else f'unknown tool {requested!r}'
             return self._finish(run)
+        if run.tool != requested:
+            self.resolved_aliases += 1
         self.on_call(run)
         verdict = self.review(run, context)
         if not verdict.get('allowed', False):
@@ -205,7 +232,7 @@ class AgentLoop:
         return run
 
     def _episode(self, percept: Percept, decision: Decision, run: ToolRun | None,
-                 duration_s: float) -> dict:
+                 duration_s: float, key: str) -> dict:
         if run is None:
             success = decision.status not in FAILED_STATUSES
             valence = 0.0
@@ -226,7 +253,7 @@ class AgentLoop:
             'novelty': float(percept.novelty),
             'goal': self.goal,
             'mode': self.config.mode,
-            'context_json': json.dumps({'percept_id': percept.percept_id,
+            'context_json': json.dumps({'context': key, 'percept_id': percept.percept_id,
                                         'source': percept.source,
                                         'deliberation_id': decision.deliberation_id}),
             'intent': (f'{run.tool} {json.dumps(run.args, sort_keys=True)}' if run

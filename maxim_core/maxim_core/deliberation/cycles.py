@@ -201,17 +201,34 @@ def decision_schema(arg_schemas: Mapping[str, dict]) -> dict:
             'additionalProperties': False}
 
 
-def parse_answer(text: str, schema: dict, active: Sequence[str]) -> dict:
-    """The answer as a dict, or ValueError saying why it does not fit the schema."""
+def parse_answer(text: str, schema: dict, active: Sequence[str],
+                 lookup: Callable[[str], str | None] | None = None) -> dict:
+    """The answer as a dict, or ValueError saying why it does not fit the schema.
+
+    With `lookup` (a name -> the registered tool it means, or None), an action naming an
+    active tool by another name (an alias, other case) is checked as that tool, and one naming
+    no tool at all is checked without its action; both keep the name the model wrote, so the
+    agent loop resolves it, counts the miss and tells the model which tools exist. A name
+    that means a registered tool outside the active set is still refused.
+    """
     try:
         answer = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f'not JSON ({exc.msg} at {exc.pos}): {text[:80]!r}') from exc
+    checked = answer
+    action = answer.get('action') if isinstance(answer, dict) else None
+    named = action.get('tool') if isinstance(action, dict) else None
+    if lookup is not None and isinstance(named, str) and named not in active:
+        meant = lookup(named)
+        if meant is None and isinstance(action.get('args'), dict):
+            checked = dict(answer, action=None)
+        elif meant in active:
+            checked = dict(answer, action=dict(action, tool=meant))
     try:
-        jsonschema.validate(answer, schema)
+        jsonschema.validate(checked, schema)
     except jsonschema.ValidationError as exc:
         raise ValueError(f'does not fit the schema: {exc.message[:160]}') from exc
-    action = answer['action']
+    action = checked['action']
     if action is not None and action['tool'] not in active:
         raise ValueError(f'names inactive tool {action["tool"]!r}')
     return answer
@@ -285,7 +302,8 @@ class Deliberator:
     `grammar_for(arg_schemas) -> str` (optional; e.g. maxim_core.llm.grammar
     .deliberation_grammar) gives a lean GBNF for the active tools; without it the answer
     schema goes to the backend as `json_schema`. Answers are validated against the schema
-    either way.
+    either way. `lookup` (optional; e.g. ToolRegistry.lookup) lets an answer name a tool by
+    an alias, or name no tool at all, for the agent loop to resolve or report (parse_answer).
     """
 
     def __init__(self, backend: Backend, builder: PromptBuilder | None = None,
@@ -294,8 +312,10 @@ class Deliberator:
                  grammar_for: Callable[[dict], str] | None = None,
                  energy: EnergyBudget | None = None,
                  working_memory: WorkingMemorySet | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 lookup: Callable[[str], str | None] | None = None):
         self.backend = backend
+        self.lookup = lookup
         self.count_tokens = lambda text: len(backend.tokenize(text))
         self.builder = builder or PromptBuilder(self.count_tokens)
         self.enrichment = enrichment
@@ -486,7 +506,8 @@ class Deliberator:
             if completion.stop_reason == STOP_CANCELLED:
                 raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
             try:
-                answer = parse_answer(completion.text, schema, list(arg_schemas))
+                answer = parse_answer(completion.text, schema, list(arg_schemas),
+                                      self.lookup)
             except ValueError as exc:
                 last = _Failure(OUT_UNPARSABLE, f'answer {exc} (stop: {completion.stop_reason}, '
                                 f'attempt {attempt + 1}/{1 + cfg.retries})')

@@ -111,14 +111,19 @@ class FearAgent:
         return scan_call(tool, args, self.policy, self.arg_kinds)
 
     def review(self, tool: str, args: Any, context: str = '',
-               introspection: bool = False) -> Verdict:
+               introspection: bool = False, context_key: str | None = None) -> Verdict:
+        """The verdict on one call. `context` is the situation text (for the LLM layer);
+        `context_key` is the key the NAc learned outcomes under ('' = any context; None =
+        the situation text itself is the key)."""
         self.reviews += 1
-        verdict = self._review(tool, args, context, introspection)
+        key = context if context_key is None else context_key
+        verdict = self._review(tool, args, context, introspection, key)
         if not verdict.allowed:
             self.blocked += 1
         return verdict
 
-    def _review(self, tool: str, args: Any, context: str, introspection: bool) -> Verdict:
+    def _review(self, tool: str, args: Any, context: str, introspection: bool,
+                key: str) -> Verdict:
         if introspection or tool in INTROSPECTION_TOOLS:
             return Verdict(True, 'read-only introspection: not reviewed', 'bypass')
         if not isinstance(tool, str) or not tool:
@@ -145,7 +150,7 @@ class FearAgent:
             if verdict is not None:
                 return verdict
             notes.append('LLM judged the ambiguous call safe')
-        nac = self._nac(tool, context)
+        nac = self._nac(tool, key)
         if isinstance(nac, Verdict):
             return nac
         notes.append(nac)
@@ -193,16 +198,16 @@ class FearAgent:
                            max(first.risk, 0.7), first.category, tuple(ambiguous))
         return None
 
-    def _nac(self, tool: str, context: str) -> 'Verdict | str':
+    def _nac(self, tool: str, key: str) -> 'Verdict | str':
         if self.predict is None:
             return 'NAc layer skipped (no predictor)'
-        prediction = self.predict(tool, context)
+        prediction = self.predict(tool, key)
         if prediction is None:
             return 'NAc layer skipped (no prediction available)'
         value, confidence = float(prediction[0]), float(prediction[1])
         if value < self.config.nac_block_value and \
                 confidence > self.config.nac_block_confidence:
-            return Verdict(False, f'NAc predicts a bad outcome for {tool} here (value '
+            return Verdict(False, f'NAc predicts a bad outcome for {tool} in {key!r} (value '
                            f'{value:.2f} < {self.config.nac_block_value}, confidence '
                            f'{confidence:.2f} > {self.config.nac_block_confidence})', 'nac',
                            round(1.0 - value, 3), 'learned_aversion')

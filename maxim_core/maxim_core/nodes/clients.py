@@ -227,7 +227,10 @@ class ServiceQuery:
 
 
 class FearClient:
-    """`review(tool, args, context, introspection) -> dict` over fear/review_action.
+    """`review(call, context, context_key) -> dict` over fear/review_action.
+
+    `context` is the situation text (for the gate's LLM layer), `context_key` the key the
+    NAc learned outcomes under (see maxim_core.agent.loop.context_key).
 
     Fails closed: when the fear node is absent or slow, the call is blocked with
     layer LAYER_FAIL_CLOSED and a reason saying so.
@@ -242,7 +245,7 @@ class FearClient:
         self._client = node.create_client(ReviewAction, 'fear/review_action',
                                           callback_group=callback_group)
 
-    def __call__(self, call: ToolCall, context: str = '') -> dict:
+    def __call__(self, call: ToolCall, context: str = '', context_key: str = '') -> dict:
         if call.introspection:
             return {'allowed': True, 'layer': ReviewAction.Response.LAYER_BYPASS,
                     'category': '', 'reason': 'read-only introspection', 'risk': 0.0}
@@ -251,7 +254,8 @@ class FearClient:
                     'category': '', 'reason': 'the fear gate is not running: blocked to be safe',
                     'risk': 1.0}
         future = self._client.call_async(
-            ReviewAction.Request(call=call, context=context[:4000], mode=self.mode))
+            ReviewAction.Request(call=call, context=context[:4000], context_key=context_key,
+                                 mode=self.mode))
         if not _wait(future, self.timeout_s):
             future.cancel()
             return {'allowed': False, 'layer': ReviewAction.Response.LAYER_FAIL_CLOSED,

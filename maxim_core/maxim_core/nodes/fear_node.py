@@ -54,6 +54,9 @@ def prediction_from_response(response) -> tuple[float, float] | None:
 class FearNode(Node):
     """The safety gate every non-introspection tool call passes before it runs.
 
+    The NAc layer asks memory for a prediction under the request's `context_key` (the key
+    memory learned the tool's outcomes under); the `context` text goes to the LLM layer only.
+
     Parameters:
         mode (string): passive | active | singularity | sim; the default review mode (a
             request's own `mode` field overrides it when set).
@@ -165,7 +168,8 @@ class FearNode(Node):
             response.error_msg = response.reason
             return response
         verdict = self.agent(mode).review(call.tool_name, args, request.context,
-                                          introspection=call.introspection)
+                                          introspection=call.introspection,
+                                          context_key=request.context_key)
         if not verdict.allowed:
             self.get_logger().info(f'blocked {call.tool_name} ({verdict.layer}): '
                                    f'{verdict.reason[:160]}')

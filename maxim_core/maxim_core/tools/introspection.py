@@ -171,6 +171,10 @@ def introspection_tools(query: Query | None, timeout_s: float = 2.0) -> list[Too
         ('system_stats', 'Health of every subsystem.', {'limit': _limit(10)},
          lambda a: {}),
     ]
-    return [IntrospectionTool(name, desc, {'type': 'object', 'properties': props},
+    # An argument without a default is required: the schema (and so the grammar) says so,
+    # and a call without it is an argument error, not a failure inside the tool.
+    return [IntrospectionTool(name, desc, {'type': 'object', 'properties': props,
+                                           'required': [k for k, v in props.items()
+                                                        if 'default' not in v]},
                               to_fields, query, timeout_s)
             for name, desc, props, to_fields in specs]

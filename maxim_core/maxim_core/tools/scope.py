@@ -114,9 +114,14 @@ class ToolExecutor:
         self.registry = registry
         self.scope = scope or ToolScope(registry)
 
-    def resolve(self, requested: str) -> tuple[str, bool]:
-        """(tool name, introspection) for the agent loop; UnknownToolError (a KeyError)."""
-        t = self.registry.resolve(requested, available=self.scope.active_names())
+    def resolve(self, requested: str,
+                offered: Iterable[str] | None = None) -> tuple[str, bool]:
+        """(tool name, introspection) for the agent loop; UnknownToolError (a KeyError).
+
+        `offered` is what the model was shown; a repeated miss lists those (default: every
+        active tool)."""
+        t = self.registry.resolve(requested, available=self.scope.active_names()
+                                  if offered is None else list(offered))
         return t.name, t.introspection
 
     def execute(self, requested: str, args: dict | None) -> ToolOutcome:
