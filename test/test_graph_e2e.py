@@ -23,7 +23,9 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
     params.write_text(
         'memory:\n  ros__parameters:\n    db_path: ' + str(tmp_path / 'memory.db') + '\n'
         'agent:\n  ros__parameters:\n    workspace_root: ' + str(tmp_path) + '\n'
-        '    deliberation:\n      max_cycles: 2\n      max_tokens: 96\n')
+        '    deliberation:\n      max_cycles: 2\n      max_tokens: 96\n'
+        '    idle:\n      task_db_path: ' + str(tmp_path / 'tasks.db') + '\n'
+        '      provenance_path: ' + str(tmp_path / 'idle.jsonl') + '\n')
     out = Console(record=True, width=120, color_system=None)
     runner = Runner(RunConfig(graph='headless', params_file=str(params), console=False),
                     console=out)

@@ -1,7 +1,8 @@
 """Message <-> core conversions of maxim_core's nodes (duck-typed: this module imports no
 message package, so the cores stay free of ROS; the nodes pass the message objects in).
 
-Only the `llm` node's Generate action and Tokenize service live here so far.
+The `llm` node's Generate action and Tokenize service; the agent node's idle surface (Task,
+SubmitTask, IdleEvent, IdleProvenance, and memory answers as idle retrieval events).
 """
 
 import json
@@ -107,3 +108,103 @@ def tokenize_to_response(tokens: list[int], count_only: bool, response, n_ctx: i
     response.model = model
     response.error_code = response.ERROR_NONE
     return response
+
+
+# -- idle introspection (agent node) ---------------------------------------------------------
+
+# Task.msg STATUS_* index == tasks.STATUSES; IdleEvent REASON_* == eligibility.REASONS;
+# IdleProvenance RETRIEVAL_* / OUTCOME_* == provenance.RETRIEVAL_MODES / OUTCOMES.
+
+
+def task_to_msg(task, msg):
+    """Fill a Task message from a tasks.Task; returns it."""
+    from maxim_core.idle.tasks import STATUSES
+    msg.task_id = task.task_id
+    msg.goal = task.goal
+    msg.status = STATUSES.index(task.status)
+    msg.attempts = int(task.attempts)
+    msg.next_eligible_at = float(task.next_eligible_at)
+    msg.prerequisites = list(task.prerequisites)
+    msg.manual_pause = bool(task.manual_pause)
+    msg.origin = task.origin
+    return msg
+
+
+def msg_to_new_task(msg) -> dict:
+    """The TaskStore.add() arguments of a Task message given to SubmitTask OP_ADD.
+
+    The goal must be 'action target amount' (the content of a [GOAL: ...] tag) and the
+    origin 'user' (the default) or 'scenario': 'idle_intent' tasks come only from the intent
+    contract (IDLE-2). Raises ValueError with the reason.
+    """
+    from maxim_core.idle.intent import Intent, IntentError
+    try:
+        goal = Intent.from_goal(' '.join(msg.goal.split())).goal
+    except IntentError as exc:
+        raise ValueError(str(exc)) from exc
+    origin = msg.origin or 'user'
+    if origin not in ('user', 'scenario'):
+        raise ValueError(f"origin must be 'user' or 'scenario', not {origin!r}")
+    return {'goal': goal, 'origin': origin, 'prerequisites': tuple(msg.prerequisites),
+            'task_id': msg.task_id or None, 'manual_pause': bool(msg.manual_pause),
+            'next_eligible_at': float(msg.next_eligible_at)}
+
+
+def idle_status_to_msg(status, msg):
+    """Fill an IdleEvent from an eligibility.IdleStatus (idle); returns it."""
+    msg.idle_reason = status.reason_index
+    msg.idle_reason_name = status.reason
+    msg.task_count = int(status.task_count)
+    msg.eligible_count = int(status.eligible_count)
+    msg.next_eligible_in_s = float(status.next_eligible_in_s)
+    return msg
+
+
+def provenance_to_msg(record, msg):
+    """Fill an IdleProvenance from a provenance.ProvenanceRecord; returns it."""
+    from maxim_core.idle.eligibility import REASONS
+    from maxim_core.idle.provenance import OUTCOMES, RETRIEVAL_MODES
+    msg.contract_version = record.contract_version
+    msg.prompt_template_hash = record.prompt_template_hash
+    msg.retrieval_mode = RETRIEVAL_MODES.index(record.retrieval_mode)
+    msg.retrieval_time_window_s = float(record.retrieval_time_window_s)
+    msg.retrieval_max_events = int(record.retrieval_max_events)
+    msg.semantic_top_k = int(record.semantic_top_k)
+    msg.model = record.model
+    msg.temperature = float(record.temperature)
+    msg.max_tokens = int(record.max_tokens)
+    msg.idle_reason = REASONS.index(record.idle_reason)
+    msg.salience_summary = record.salience_summary
+    msg.decision_outcome = OUTCOMES.index(record.decision_outcome)
+    msg.intent_emitted = record.intent_emitted
+    msg.intent_suppressed = bool(record.intent_suppressed)
+    msg.suppression_reason = record.suppression_reason
+    msg.timestamp = float(record.timestamp)
+    msg.record_json = record.to_json()
+    return msg
+
+
+def recall_to_events(answer: dict, known: dict | None = None) -> list[dict]:
+    """A memory_recall answer (as a dict) as idle retrieval events, oldest first.
+
+    Memory answers with bounded summaries; `known` maps episode ids to what the agent heard
+    on the episodes topic ({'mode', 'salience', 'reasoning'}), which the summaries lack: the
+    mode tells the robot's own idle thoughts apart, the salience feeds the storage gate.
+    """
+    known = known or {}
+    events = []
+    for e in answer.get('episodes') or []:
+        extra = known.get(e.get('episode_id'), {})
+        mode = extra.get('mode', '')
+        if mode == 'idle':
+            kind, text = 'idle thought', extra.get('reasoning') or e.get('perception', '')
+        else:
+            kind = 'action' if e.get('tool_name') else 'percept'
+            text = e.get('perception', '')
+            if e.get('outcome'):
+                text = f"{text} -> {e['outcome']}"
+        events.append({'id': e.get('episode_id', ''), 'timestamp': float(e.get('stamp', 0.0)),
+                       'kind': kind, 'mode': mode, 'summary': text,
+                       'salience': float(extra.get('salience', 0.0))})
+    events.sort(key=lambda ev: ev['timestamp'])
+    return events

@@ -1,25 +1,40 @@
-"""The agent node: closes perceive -> decide -> act -> evaluate over ROS."""
+"""The agent node: closes perceive -> decide -> act -> evaluate over ROS, runs the robot's
+tasks, and introspects when none is eligible (IDLE-1 to IDLE-5)."""
 
+from collections import OrderedDict
 from dataclasses import dataclass
 import json
+import os
 import queue
+import sqlite3
 import threading
+import time
 import uuid
 
 import rclpy
 from rclpy.action import ActionServer, CancelResponse
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
-from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.parameter import Parameter
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import JointState
 
 from maxim_core.agent.loop import AgentLoop, Decision, LoopConfig, Percept as CorePercept
 from maxim_core.agent.verify import WorldVerifier
+from maxim_core.conversions import (idle_status_to_msg, msg_to_new_task, provenance_to_msg,
+                                    recall_to_events, task_to_msg)
 from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline
 from maxim_core.deliberation.gate import ThoughtGate
+from maxim_core.fear.agent import ToolPainBridge
+from maxim_core.idle.controller import IdleIntrospectionController, RetrievalError
+from maxim_core.idle.provenance import ProvenanceLog
+from maxim_core.idle.runtime import (Body, configs_from, IdleRuntime, IdleSettings,
+                                     outcome_of_step, PARAMS as IDLE_PARAMS,
+                                     task_percept_text, TaskOutcome)
+from maxim_core.idle.tasks import TaskError, TaskNotFound, TaskStore
 from maxim_core.llm.backend import LLMError
 from maxim_core.llm.grammar import deliberation_grammar
 from maxim_core.nodes.clients import FearClient, fill_msg, GenerateBackend, ServiceQuery
@@ -28,8 +43,13 @@ from maxim_core.qos import COMMANDS, EVENTS, SENSOR
 from maxim_core.tools.catalog import build_tool_registry
 from maxim_core.tools.scope import ToolExecutor, ToolScope
 from maxim_interfaces.action import Deliberate
-from maxim_interfaces.msg import Episode, HeadGoal, Percept, Thought, ToolCall, ToolResult
-from maxim_interfaces.srv import EnergyStatus
+from maxim_interfaces.msg import (Episode, HeadGoal, IdleEvent, IdleProvenance, PainSignal,
+                                  Percept, Thought, ToolCall, ToolResult)
+from maxim_interfaces.srv import EnergyStatus, SubmitTask
+
+# A task's turn is routine: its episode is not, by itself, news for idle introspection's
+# storage gate (idle.budgets.salient_delta_threshold); force=True makes the robot think on it.
+TASK_SALIENCE = 0.5
 
 # The tools active by default: looking, recalling, answering (the scene scope adds more).
 DEFAULT_ACTIVE = ['move', 'track_target', 'focus_interests', 'novelty_track', 'respond',
@@ -56,6 +76,30 @@ class AgentConfig:
 def _declare(node, name, default, description):
     return node.declare_parameter(name, default,
                                   ParameterDescriptor(description=description)).value
+
+
+def _declare_idle(node, run_id: str) -> IdleSettings:
+    """Declare the `idle.*` parameters (read-only: they shape the task store and the
+    controller at start) and build their configs; a bad value is a ValueError naming it."""
+    values = {}
+    for p in IDLE_PARAMS:
+        d = ParameterDescriptor(description=p.description, read_only=True)
+        if p.range is not None:
+            lo, hi = p.range
+            if isinstance(p.default, float):
+                d.floating_point_range = [FloatingPointRange(from_value=float(lo),
+                                                             to_value=float(hi))]
+            else:
+                d.integer_range = [IntegerRange(from_value=int(lo), to_value=int(hi), step=1)]
+        if isinstance(p.default, list):  # an empty list has no ROS type of its own
+            value = node.declare_parameter(p.name, Parameter.Type.STRING_ARRAY, d).value
+            values[p.name] = list(value or [])
+        else:
+            values[p.name] = node.declare_parameter(p.name, p.default, d).value
+    try:
+        return configs_from(values, run_id=run_id)
+    except ValueError as exc:
+        raise ValueError(f'bad idle.* parameters: {exc}') from exc
 
 
 def thought_to_msg(t) -> Thought:
@@ -106,12 +150,24 @@ class AgentNode(Node):
         tools.active (string[]), tools.active_cap (int): the scene scope.
         percept_min_salience (double): vision percepts below this are not deliberated.
         deliberation.max_cycles/max_tokens/temperature/llm_timeout_s/use_grammar.
-    Subscriptions: percepts (Percept), joint_states (JointState)
+        idle.* (read-only; maxim_core.idle.runtime.PARAMS lists them with their defaults):
+            idle.enabled (bool, true), idle.task_db_path (string, ~/.maxim/tasks.db),
+            idle.provenance_path (string, ~/.maxim/idle_provenance.jsonl),
+            idle.check_period_s (double, 5.0, robot time), idle.cycle_interval_s (60.0),
+            idle.require_explicit_goal_tag (true), idle.drives_enabled (true),
+            idle.output_mode, idle.allowed_actions (string[]), idle.prompt_template,
+            idle.retrieval.*, idle.model.*, idle.budgets.*, idle.drives.*, idle.tasks.*,
+            idle.breaker.*.
+    Subscriptions: percepts (Percept), joint_states (JointState), pain (PainSignal),
+        episodes (Episode: the modes and saliences idle retrieval needs)
     Publishers: thoughts (Thought), tool_calls (ToolCall), tool_results (ToolResult),
-        episodes (Episode), head/goal (HeadGoal)
-    Services: agent/energy_status (EnergyStatus)
+        episodes (Episode), head/goal (HeadGoal), idle (IdleEvent),
+        idle/provenance (IdleProvenance), pain (PainSignal: tool failures)
+    Services: agent/energy_status (EnergyStatus), agent/submit_task (SubmitTask)
     Actions: agent/deliberate (Deliberate)
     Clients: llm/generate, llm/tokenize, fear/review_action, memory/*, perception/*
+    Time: robot time is the node's ROS clock, so with use_sim_time the task backoffs, idle
+    periods and budgets follow /clock (a simulated clock may run it fast).
     """
 
     def __init__(self, **kwargs):
@@ -134,6 +190,8 @@ class AgentNode(Node):
                                    'Bound on one LLM call'),
             use_grammar=_declare(self, 'deliberation.use_grammar', True,
                                  'Decode under the lean GBNF of the active tools'))
+        run_id = uuid.uuid4().hex[:8]
+        self.idle_settings = _declare_idle(self, run_id)
         c = self.config
         self._group = ReentrantCallbackGroup()
         self.backend = GenerateBackend(self, 'agent', callback_group=self._group,
@@ -166,21 +224,29 @@ class AgentNode(Node):
             config=DeliberationConfig(max_cycles=c.max_cycles, max_tokens=c.max_tokens,
                                       temperature=c.temperature,
                                       llm_timeout_s=c.llm_timeout_s),
-            grammar_for=deliberation_grammar if c.use_grammar else None)
+            grammar_for=deliberation_grammar if c.use_grammar else None,
+            lookup=self.registry.lookup)
         self.gate = ThoughtGate()
         self._tick = 0
         self.loop = AgentLoop(
-            LoopConfig(mode=c.mode, run_id=uuid.uuid4().hex[:8], goal=c.goal),
-            think=self._think, resolve=self.executor_tools.resolve, review=self._review,
+            LoopConfig(mode=c.mode, run_id=run_id, goal=c.goal),
+            think=self._think, review=self._review,
+            resolve=lambda name: self.executor_tools.resolve(
+                name, [t.name for t in self._tools_now()]),
             execute=self._execute, record_episode=self._publish_episode,
             verify=WorldVerifier(head_position=self._head_position),
             on_call=lambda run: self._calls.publish(run_to_call(run)),
-            on_result=lambda run: self._results.publish(run_to_result(run)))
+            on_result=lambda run: self._results.publish(run_to_result(run)),
+            on_outcome=lambda run: self._pain_bridge.record(
+                run.tool, run.context, run.success, run.error_code, run.error_msg))
+        # Failures hurt, escalating with repeats (the NAc learns from the episodes).
+        self._pain_bridge = ToolPainBridge(pain=self._publish_pain)
 
         self._thoughts = self.create_publisher(Thought, 'thoughts', EVENTS)
         self._calls = self.create_publisher(ToolCall, 'tool_calls', EVENTS)
         self._results = self.create_publisher(ToolResult, 'tool_results', EVENTS)
         self._episodes = self.create_publisher(Episode, 'episodes', EVENTS)
+        self._pains = self.create_publisher(PainSignal, 'pain', EVENTS)
         self._goals = self.create_publisher(HeadGoal, 'head/goal', COMMANDS)
         self.create_subscription(Percept, 'percepts', self._on_percept, EVENTS)
         self.create_subscription(JointState, 'joint_states', self._on_joints, SENSOR)
@@ -193,8 +259,55 @@ class AgentNode(Node):
         self._busy = threading.Lock()
         self._stop = threading.Event()
         self.dropped_percepts = 0
+        self.percepts_received = 0
+        self.percepts_pending = 0        # queued or being deliberated
+        self.pains_received = 0
+        self.episodes_published = 0
+        self.idle_events_published = 0
+        self.provenance_published = 0
+        self._setup_idle()
         self._worker = threading.Thread(target=self._work, name='agent-loop', daemon=True)
         self._worker.start()
+        if self.idle is not None:
+            self._idle_worker.start()
+
+    def _setup_idle(self) -> None:
+        """Task store, executor with circuit breaker and idle introspection (IDLE-1..5)."""
+        s = self.idle_settings.runtime
+        self.tasks: TaskStore | None = None
+        self.idle: IdleRuntime | None = None
+        self._body: Body | None = None
+        self._body_lock = threading.RLock()
+        self._notes: OrderedDict = OrderedDict()     # episode id -> mode, salience, reasoning
+        self._notes_lock = threading.Lock()
+        self._idle_wake = threading.Event()
+        self._tick_done = threading.Condition()
+        self.idle_ticked_at = 0.0                    # robot time of the last finished check
+        self.create_subscription(Episode, 'episodes', self._on_episode, EVENTS)
+        self.create_service(SubmitTask, 'agent/submit_task', self._on_submit_task,
+                            callback_group=self._group)
+        if not s.enabled:
+            return
+        self.tasks = TaskStore(os.path.expanduser(s.task_db_path), self.idle_settings.tasks,
+                               clock=self._robot_time)
+        if self.tasks.corruption:
+            self.get_logger().error(f'the task store was corrupt; moved aside to '
+                                    f'{self.tasks.corruption}, starting empty')
+        log = ProvenanceLog(os.path.expanduser(s.provenance_path)) \
+            if s.provenance_path else None
+        idle_cfg = self.idle_settings.idle
+        controller = IdleIntrospectionController(
+            self.backend, self.tasks, self._idle_retrieve, idle_cfg,
+            rerank=self._idle_rerank if idle_cfg.semantic_top_k > 0 else None,
+            provenance_log=log, clock=self._robot_time)
+        self.idle = IdleRuntime(self.tasks, self.idle_settings.breaker(), controller)
+        self._idle_events = self.create_publisher(IdleEvent, 'idle', EVENTS)
+        self._idle_provenance = self.create_publisher(IdleProvenance, 'idle/provenance', EVENTS)
+        self.create_subscription(PainSignal, 'pain', self._on_pain, EVENTS)
+        self.create_timer(s.check_period_s, self._idle_wake.set,
+                          callback_group=MutuallyExclusiveCallbackGroup())
+        self._idle_worker = threading.Thread(target=self._idle_work, name='agent-idle',
+                                             daemon=True)
 
     # -- ROS in ------------------------------------------------------------------------------
     def _on_joints(self, msg: JointState) -> None:
@@ -210,15 +323,78 @@ class AgentNode(Node):
     def _on_percept(self, msg: Percept) -> None:
         if msg.source_name == 'agent':
             return
+        self.percepts_received += 1
+        if msg.source == Percept.SOURCE_USER or msg.people:
+            now = self._robot_time()
+            if now > 0:
+                with self._body_lock:
+                    self._body_at(now).record_interaction(now)
         if msg.source == Percept.SOURCE_VISION and \
                 msg.salience < self.config.percept_min_salience:
             return
-        try:  # keep only the newest percept: a robot thinks about now, not a backlog
-            self._inbox.get_nowait()
-            self.dropped_percepts += 1
-        except queue.Empty:
-            pass  # nothing waiting: nothing to drop
-        self._inbox.put_nowait(msg)
+        with self._tick_done:
+            try:  # keep only the newest percept: a robot thinks about now, not a backlog
+                self._inbox.get_nowait()
+                self.dropped_percepts += 1
+            except queue.Empty:
+                self.percepts_pending += 1  # nothing waiting: nothing to drop
+            self._inbox.put_nowait(msg)
+
+    def _robot_time(self) -> float:
+        """Seconds since the epoch on the node's clock (/clock under use_sim_time)."""
+        return self.get_clock().now().nanoseconds / 1e9
+
+    def _body_at(self, now: float) -> Body:
+        with self._body_lock:
+            if self._body is None:
+                s = self.idle_settings.runtime
+                self._body = Body(now, s.pain_window_s, s.memory_capacity)
+            return self._body
+
+    def _on_pain(self, msg: PainSignal) -> None:
+        now = self._robot_time()
+        if now > 0:
+            with self._body_lock:
+                self._body_at(now).record_pain(now, max(0.0, min(1.0, float(msg.intensity))))
+        self.pains_received += 1
+
+    def _on_episode(self, msg: Episode) -> None:
+        self._note_episode(msg.episode_id, msg.mode, msg.salience, msg.reasoning)
+
+    def _note_episode(self, episode_id: str, mode: str, salience: float,
+                      reasoning: str) -> None:
+        with self._notes_lock:
+            self._notes[episode_id] = {'mode': mode, 'salience': float(salience),
+                                       'reasoning': reasoning[:300]}
+            while len(self._notes) > 2000:
+                self._notes.popitem(last=False)
+
+    def _on_submit_task(self, request, response):
+        if self.tasks is None:
+            response.error_code = response.ERROR_INVALID_REQUEST
+            response.error_msg = 'idle.enabled is false: this agent keeps no tasks'
+            return response
+        ops = {request.OP_PAUSE: self.tasks.pause, request.OP_RESUME: self.tasks.resume,
+               request.OP_CANCEL: self.tasks.cancel}
+        try:
+            if request.op == request.OP_ADD:
+                task = self.tasks.add(**msg_to_new_task(request.task))
+            elif request.op in ops:
+                task = ops[request.op](request.task.task_id)
+            else:
+                raise ValueError(f'op must be OP_ADD, OP_PAUSE, OP_RESUME or OP_CANCEL, '
+                                 f'not {request.op}')
+        except TaskNotFound as exc:
+            response.error_code = response.ERROR_NOT_FOUND
+            response.error_msg = f'no task {exc.args[0]!r}'
+            return response
+        except (TaskError, ValueError) as exc:   # TaskError is a ValueError; named for clarity
+            response.error_code = response.ERROR_INVALID_REQUEST
+            response.error_msg = str(exc)
+            return response
+        response.accepted = True
+        task_to_msg(task, response.task)
+        return response
 
     def _on_energy(self, request, response):
         report = self.energy.status(request.window_seconds)
@@ -243,6 +419,126 @@ class AgentNode(Node):
                 except (ValueError, RuntimeError) as exc:
                     self.get_logger().error(f'agent loop step failed: {exc}')
                     self._status_thought(f'this step failed: {exc}')
+                finally:
+                    with self._tick_done:
+                        self.percepts_pending -= 1
+                        self._tick_done.notify_all()
+
+    # -- tasks and idle introspection ----------------------------------------------------------
+    def _idle_work(self) -> None:
+        while not self._stop.is_set():
+            if not self._idle_wake.wait(timeout=0.2):
+                continue
+            self._idle_wake.clear()
+            now = self._robot_time()
+            if now <= 0:
+                continue    # no clock yet (use_sim_time before the first /clock)
+            try:
+                self._idle_tick(now)
+            except (ValueError, RuntimeError, sqlite3.Error, OSError) as exc:
+                self.get_logger().error(f'idle check failed: {exc}')
+            with self._tick_done:
+                self.idle_ticked_at = max(self.idle_ticked_at, now)
+                self._tick_done.notify_all()
+
+    def _idle_tick(self, now: float) -> None:
+        """One eligibility check: run an eligible task, or introspect when idle is due."""
+        body = self._body_at(now)
+        if not self._busy.acquire(blocking=False):
+            self.idle.tick(now, self._run_task, busy=True)   # deliberating: not idle
+            return
+        try:
+            result = self.idle.tick(
+                now, self._run_task, drive_state=lambda: self._drive_state(body, now),
+                on_event=self._publish_idle_event, busy=not self._inbox.empty())
+        finally:
+            self._busy.release()
+        if result.outcome is not None and not result.outcome.success:
+            self.get_logger().info(f'task {result.task.goal!r} failed: '
+                                   f'{result.outcome.error}')
+        if result.cycle is not None:
+            msg = provenance_to_msg(result.cycle.provenance, IdleProvenance())
+            msg.header.stamp = self.get_clock().now().to_msg()
+            self._idle_provenance.publish(msg)
+            self.provenance_published += 1
+            if result.cycle.episode is not None:
+                self._publish_episode(result.cycle.episode)
+
+    def _publish_idle_event(self, status) -> None:
+        msg = idle_status_to_msg(status, IdleEvent())
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._idle_events.publish(msg)
+        self.idle_events_published += 1
+        controller = self.idle.controller
+        if not self.backend.model:
+            try:
+                self.backend.ensure_ready()    # learn the model's name for provenance
+            except LLMError as exc:            # the cycle will record the failure itself
+                self.get_logger().warning(f'idle: {exc}')
+        controller.model_name = self.backend.model or controller.model_name
+
+    def _run_task(self, task) -> TaskOutcome:
+        """One attempt at a task: a pass of the agent loop on it (caller holds _busy)."""
+        percept = CorePercept(narrative=task_percept_text(task), source='system',
+                              percept_id=f'task-{task.task_id}-{task.attempts + 1}',
+                              salience=TASK_SALIENCE)
+        goal, think = self.loop.goal, self.loop.think
+        self.loop.goal = task.goal
+        self.loop.think = lambda p, c: self._think(p, c, force=True)
+        try:
+            return outcome_of_step(self.loop.step(percept))
+        except LLMError as exc:
+            return TaskOutcome(False, False, f'the language model failed: {exc}')
+        except (ValueError, RuntimeError) as exc:
+            return TaskOutcome(False, False, f'the step failed: {exc}')
+        finally:
+            self.loop.goal, self.loop.think = goal, think
+
+    def _drive_state(self, body: Body, now: float):
+        stats = self.query('system_stats', {}, 1.0)
+        episodes = None
+        if stats and stats.get('available') and not stats.get('error_code'):
+            episodes = int(stats['episodes'])
+        with self._body_lock:
+            return body.state(now, self.energy.remaining_fraction(), episodes)
+
+    def _idle_retrieve(self, max_events: int, window_s: float) -> list:
+        """Structured retrieval: the last `max_events` episodes within `window_s`."""
+        if max_events <= 0:
+            return []
+        start = max(0.0, self._robot_time() - window_s)
+        answer = self.query('memory_recall', {'time_after': start, 'limit': max_events}, 2.0)
+        if answer is None:
+            raise RetrievalError('the memory node is not running')
+        if answer.get('error_code') or not answer.get('available'):
+            raise RetrievalError(answer.get('error_msg') or 'memory is unavailable')
+        with self._notes_lock:
+            notes = dict(self._notes)
+        return recall_to_events(answer, notes)
+
+    def _idle_rerank(self, query: str, events: list, top_k: int) -> list:
+        """Semantic reranking through memory/similarity_search (the hybrid mode)."""
+        answer = self.query('similarity_search',
+                            {'context': query[:300], 'limit': max(top_k, len(events))}, 2.0)
+        if answer is None:
+            raise RetrievalError('the memory node is not running')
+        if answer.get('error_code') or not answer.get('available'):
+            raise RetrievalError(answer.get('error_msg') or 'similarity search unavailable')
+        rank = {e['episode_id']: i for i, e in enumerate(answer.get('episodes') or [])}
+        return sorted(events, key=lambda e: rank.get(e['id'], len(rank)))[:top_k]
+
+    def wait_for_idle_check(self, robot_time: float, timeout_s: float) -> bool:
+        """For in-process supervisors (soaks, tests): block until the eligibility check at
+        or after `robot_time` has finished and no percept is waiting or being deliberated;
+        False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        with self._tick_done:
+            while self.idle_ticked_at < robot_time or self.percepts_pending:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._tick_done.wait(min(0.05, remaining))
+        return True
 
     def _status_thought(self, text: str) -> None:
         self._thoughts.publish(Thought(kind=Thought.KIND_STATUS, status=Thought.STATUS_MODEL_ERROR,
@@ -282,7 +578,7 @@ class AgentNode(Node):
                 if t.name in self.config.active_tools or self.scope.is_scene_tool(t.name)]
 
     def _review(self, run, context: str) -> dict:
-        return self.fear(run_to_call(run), context)
+        return self.fear(run_to_call(run), context, run.context)
 
     def _execute(self, run):
         outcome = self.executor_tools.execute(run.tool, run.args)
@@ -316,9 +612,17 @@ class AgentNode(Node):
         self._goals.publish(msg)
 
     def _publish_episode(self, episode: dict) -> None:
+        self._note_episode(episode.get('episode_id', ''), episode.get('mode', ''),
+                           episode.get('salience', 0.0), episode.get('reasoning', ''))
         msg = fill_msg(Episode(), episode)
         msg.header.stamp = self.get_clock().now().to_msg()
         self._episodes.publish(msg)
+
+    def _publish_pain(self, signal: dict) -> None:
+        msg = fill_msg(PainSignal(), signal)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._pains.publish(msg)
+        self.episodes_published += 1
 
     # -- the Deliberate action ---------------------------------------------------------------
     def _on_deliberate(self, handle):
@@ -378,10 +682,20 @@ class AgentNode(Node):
             handle.succeed()
         return result
 
-    def destroy_node(self):
+    def stop_workers(self) -> None:
+        """Stop the loop and idle threads (call while the executor still spins, so calls in
+        flight are answered; destroy_node does it too)."""
         self._stop.set()
         self.deliberator.cancel()
         self._worker.join(timeout=5.0)
+        if self.idle is not None and self._idle_worker.is_alive():
+            self._idle_worker.join(timeout=10.0)
+
+    def destroy_node(self):
+        self.stop_workers()
+        if self.tasks is not None:
+            self.tasks.close()
+            self.tasks = None
         self.enrichment.close()
         self._action.destroy()
         return super().destroy_node()
