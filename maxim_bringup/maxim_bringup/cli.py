@@ -70,7 +70,7 @@ def _run(args) -> int:
         config = RunConfig(graph=args.command, params_file=args.params_file or '',
                            console=not args.no_console, duration_s=args.duration,
                            overrides=_parse_set(args.set), only=args.only or [],
-                           record=args.record)
+                           record=args.record, foxglove_port=args.foxglove)
         if args.panel:
             from maxim_bringup.panel.run import run_with_panel
             return run_with_panel(config)
@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help='the interactive thinking panel instead of the plain console')
         p.add_argument('--record', nargs='?', const='auto', default='', metavar='FILE.mcap',
                        help='record the session to MCAP (default file under ~/.maxim/recordings)')
+        p.add_argument('--foxglove', nargs='?', type=int, const=8765, default=None,
+                       metavar='PORT', help='serve the session live to Foxglove on '
+                       'ws://127.0.0.1:PORT (default 8765)')
         p.set_defaults(func=_run)
     p = sub.add_parser('nodes', help='list the nodes of each graph')
     p.set_defaults(func=_nodes)

@@ -47,6 +47,7 @@ class RunConfig:
     overrides: dict = field(default_factory=dict)  # {node: {param: value}} over the YAML
     only: list = field(default_factory=list)       # restrict to these node names
     record: str = ''                  # MCAP file to record to; 'auto' = a dated file
+    foxglove_port: int | None = None  # serve the recorded topics live to Foxglove on this port
 
 
 class Runner:
@@ -63,10 +64,15 @@ class Runner:
             specs = [s for s in specs if s.name in config.only]
         if config.console:
             specs.append(NODES['console'])
-        if config.record:
+        if config.record or config.foxglove_port is not None:
             specs.append(NODES['recorder'])
-            if config.record != 'auto':
-                config.overrides.setdefault('recorder', {})['path'] = config.record
+            recorder = config.overrides.setdefault('recorder', {})
+            if config.record and config.record != 'auto':
+                recorder['path'] = config.record
+            if config.foxglove_port is not None:
+                recorder['foxglove.enabled'] = True
+                recorder['foxglove.port'] = config.foxglove_port
+                recorder.setdefault('write_file', bool(config.record))
         self.specs: list[NodeSpec] = specs
         self.nodes = []
         self.context = None

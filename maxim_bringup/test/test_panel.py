@@ -2,6 +2,8 @@
 its test pilot, reading what the screen shows."""
 
 import asyncio
+import html
+import re
 
 from maxim_bringup.panel.app import ThinkingPanelApp, ThoughtPanel
 from maxim_bringup.panel.model import ThoughtStreamModel
@@ -39,8 +41,13 @@ def test_model_drops_oldest_history():
 
 
 def screen_text(app) -> str:
-    panel = app.query_one(ThoughtPanel)
-    return str(panel.render())
+    """What the terminal shows: the app's screenshot (SVG) as plain text lines."""
+    svg = app.export_screenshot()
+    return html.unescape(re.sub(r'<[^>]+>', '', svg)).replace('\xa0', ' ')
+
+
+def panel_lines(app) -> list[str]:
+    return [line for line in screen_text(app).splitlines() if 'thought number' in line]
 
 
 def test_app_keys_and_talk_line_headless():
@@ -61,11 +68,24 @@ def test_app_keys_and_talk_line_headless():
             await pilot.pause()
             text = screen_text(app)
             assert 'thought number 6' in text and 'thought number 11' not in text
+            await pilot.press('down')
+            await pilot.pause()
+            text = screen_text(app)
+            assert 'thought number 7' in text and 'thought number 3' not in text
             await pilot.press('alt+up')
             assert app.model.height == 6
+            await pilot.pause()
+            assert len(panel_lines(app)) == 6    # a taller panel shows more
+            await pilot.press('alt+down')
+            assert app.model.height == 4
+            await pilot.pause()
+            assert len(panel_lines(app)) == 4
             await pilot.press('right')                 # back to the latest, keys to the line
             await pilot.pause()
             assert 'thought number 11' in screen_text(app) and app.model.follow
+            assert app.focused is not app.query_one(ThoughtPanel)
+            await pilot.press('alt+up')                # resizing works from the line too
+            assert app.model.height == 6
             await pilot.press(*'hello robot')
             await pilot.press('enter')
             assert said == ['hello robot']

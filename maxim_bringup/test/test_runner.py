@@ -107,3 +107,22 @@ def test_unknown_params_file_is_reported_without_traceback(tmp_path):
     assert proc.returncode == 1
     assert 'params file not found' in proc.stderr
     assert 'Traceback' not in proc.stderr + proc.stdout
+
+
+def test_foxglove_and_record_options_compose_the_recorder():
+    from maxim_bringup.cli import build_parser
+    from maxim_bringup.runner import Runner, RunConfig
+
+    args = build_parser().parse_args(['headless', '--foxglove', '--only', 'none'])
+    assert args.foxglove == 8765
+    live = Runner(RunConfig(graph='headless', only=['none'], console=False,
+                            foxglove_port=args.foxglove))
+    assert [s.name for s in live.specs] == ['recorder']
+    assert live.config.overrides['recorder'] == {'foxglove.enabled': True,
+                                                 'foxglove.port': 8765, 'write_file': False}
+    both = Runner(RunConfig(graph='headless', only=['none'], console=False,
+                            record='/tmp/x.mcap', foxglove_port=9000))
+    assert both.config.overrides['recorder'] == {'path': '/tmp/x.mcap', 'foxglove.enabled': True,
+                                                 'foxglove.port': 9000, 'write_file': True}
+    plain = Runner(RunConfig(graph='headless', only=['none'], console=False))
+    assert plain.specs == []

@@ -102,3 +102,89 @@ def test_recorder_node_records_what_crosses_dds(tmp_path):
         rclpy.try_shutdown(context=ctx)
     texts = [m.text for _, _, m in read_messages(str(path))]
     assert len(texts) >= 3 and all(t.startswith('seen ') for t in texts)
+
+
+def session_messages() -> dict:
+    """One message for every topic a session recording holds by default."""
+    from maxim_interfaces.msg import (AttentionState, Episode, HeadState, IdleEvent, PainSignal,
+                                      Percept, Thought, ToolCall, ToolResult)
+    from sensor_msgs.msg import Image, JointState
+    return {
+        'thoughts': Thought(cycle=1, text='a red ball'),
+        'percepts': Percept(percept_id='p1', narrative='A red ball rolls in.'),
+        'attention/state': AttentionState(mode=AttentionState.MODE_TRACK, has_focus=True,
+                                          focus_track_id=4),
+        'tool_calls': ToolCall(call_id='c1', tool_name='move'),
+        'tool_results': ToolResult(call_id='c1', success=True),
+        'pain': PainSignal(intensity=0.7),
+        'episodes': Episode(),
+        'idle': IdleEvent(),
+        'head/state': HeadState(),
+        'joint_states': JointState(name=['pan', 'tilt'], position=[0.1, -0.2]),
+        'camera/image_raw': Image(height=2, width=2, encoding='rgb8', step=6,
+                                  data=bytes(range(12))),
+    }
+
+
+@pytest.mark.ros
+def test_recorder_node_records_every_session_topic(tmp_path):
+    """Thoughts, percepts, attention, tool calls, pain, joint states and images (and the rest
+    of the default topics) cross DDS, land in the file and reopen with the mcap reader."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    from maxim_core import qos
+    from maxim_core.nodes.recorder_node import DEFAULT_TOPICS, RecorderNode, SENSOR_TOPICS
+
+    messages = session_messages()
+    assert set(messages) == {e.partition(':')[0] for e in DEFAULT_TOPICS}
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    path = tmp_path / 'session.mcap'
+    try:
+        recorder = RecorderNode(context=ctx, parameter_overrides=[
+            Parameter('path', value=str(path)), Parameter('image_rate_hz', value=0.0)])
+        source = rclpy.create_node('session_source', context=ctx)
+        pubs = {topic: source.create_publisher(
+            type(msg), topic, qos.SENSOR if topic in SENSOR_TOPICS else qos.EVENTS)
+            for topic, msg in messages.items()}
+        executor = SingleThreadedExecutor(context=ctx)
+        executor.add_node(recorder)
+        executor.add_node(source)
+        stats = recorder.recorder.topics
+        for _ in range(100):
+            if all(s.written for s in stats.values()):
+                break
+            for topic, pub in pubs.items():
+                pub.publish(messages[topic])
+            for _ in range(len(pubs)):
+                executor.spin_once(timeout_sec=0.01)
+        recorder.destroy_node()
+        source.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=ctx)
+    recorded = {}
+    for topic, _, msg in read_messages(str(path)):
+        recorded.setdefault(topic, msg)
+    assert set(recorded) == set(messages)
+    for named in ('thoughts', 'percepts', 'attention/state', 'tool_calls', 'pain',
+                  'joint_states', 'camera/image_raw'):
+        assert named in recorded
+    assert recorded['thoughts'].text == 'a red ball'
+    assert recorded['percepts'].narrative == 'A red ball rolls in.'
+    assert recorded['attention/state'].focus_track_id == 4
+    assert recorded['tool_calls'].tool_name == 'move'
+    assert recorded['pain'].intensity == pytest.approx(0.7)
+    assert list(recorded['joint_states'].name) == ['pan', 'tilt']
+    assert bytes(recorded['camera/image_raw'].data) == bytes(range(12))
+
+
+def test_recorder_config_rejects_a_recorder_with_nothing_to_do():
+    from maxim_core.nodes.recorder_node import RecorderConfig
+    with pytest.raises(ValueError, match='nothing to do'):
+        RecorderConfig(write_file=False, foxglove=False)
+    with pytest.raises(ValueError, match='topic:pkg/msg/Type'):
+        RecorderConfig(topics=('thoughts',))
+    with pytest.raises(ValueError, match='0..65535'):
+        RecorderConfig(foxglove=True, foxglove_port=-1)

@@ -10,6 +10,7 @@ from maxim_core.llm.backend import ScriptedBackend
 from maxim_core.sim.bridge import (BridgeConfig, SIM_DEREGISTERED, SimulationBridge,
                                    SimulationClosed, VirtualClock)
 from maxim_core.sim.orchestrator import role_tools
+from maxim_core.tools.registry import TOOL_DESCRIPTIONS
 
 NOTHING = json.dumps({'reasoning': 'Nothing more to do.', 'ready_to_act': False,
                       'action': None})
@@ -174,6 +175,29 @@ def test_imagination_registers_entity_tools_in_the_scene_scope(bridges, clock):
     b.scene.enter('cellar')
     assert 'open_door' not in b.active_names()
     assert b.scope.is_scene_tool('open_door')           # deactivated, not deleted
+
+
+def test_the_prompt_names_the_scene_actions_and_holds_no_example_to_copy(bridges, clock):
+    b = make(bridges, clock, [NOTHING], allowed_tools=['say', 'think', 'examine',
+                                                       'memory_recall', 'sense_entity'])
+    assert b.scene_hint() == ''                         # nothing imagined yet
+    b.send_message('A guard sleeps on a stool.')
+    prompt = b.deliberator.backend.prompts[0]
+    hint = 'What this scene lets you do: greet_guard, sneak_past_guard, wake_guard'
+    assert b.scene_hint() == hint
+    # Next to the percept (the changing part), not only in the manifest far above.
+    assert prompt.index(hint) > prompt.index('Your tools (the only actions')
+    assert prompt.index(hint) < prompt.index('What you perceive now: A guard sleeps')
+    # No concrete answer or argument the model could copy into another scene.
+    assert 'example:' not in prompt and 'e.g.' not in prompt
+    assert '"reasoning": "<your thought about what you perceive now>"' in prompt
+    assert '"tool": "<one of your tools>"' in prompt
+    shell = make(bridges, clock, [NOTHING], allowed_tools=['bash', 'read_file', 'respond'])
+    shell.send_message('The disk is full.')
+    prompt = shell.deliberator.backend.prompts[0]
+    assert '- read_file:' in prompt and 'notes.txt' not in prompt and 'example:' not in prompt
+    # The robot's own table keeps its examples.
+    assert 'notes.txt' in TOOL_DESCRIPTIONS['read_file']['example']
 
 
 def test_aut_role_tools_and_deregistered_robot_tools(bridges, clock):

@@ -8,7 +8,7 @@ import yaml
 from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator, tool_arg_schemas
 from maxim_core.llm.grammar import deliberation_grammar
 from maxim_core.llm.backend import LLMError, MODEL_ERROR, ScriptedBackend
-from maxim_core.sim.bridge import SimulationBridge, VirtualClock
+from maxim_core.sim.bridge import BridgeConfig, SimulationBridge, VirtualClock
 from maxim_core.sim.orchestrator import (analyze, APPROACHES, approach_messages,
                                          detect_patterns, grammar_subset, Judge,
                                          ORCHESTRATOR_TOOL_CLASSES, OrchestratorAgent,
@@ -96,6 +96,29 @@ def test_send_message_returns_response_actions_blocked_and_timing(sims):
     assert [a['tool'] for a in turn['blocked']] == ['bash']
     assert turn['settled'] and turn['duration_s'] == pytest.approx(2.0)
     assert not s('send_message', text='').success          # schema: minLength
+
+
+def test_send_message_waits_the_auts_own_timeout_unless_told(sims):
+    class Slow(ScriptedBackend):
+        def complete(self, prompt, **kw):
+            self.clock.sleep(5.0)           # every answer takes 5 s of simulated time
+            return super().complete(prompt, **kw)
+
+    clock = VirtualClock()
+    config = BridgeConfig(timeout_s=45.0, max_actions_per_turn=50)
+    session = SimulationSession(
+        lambda goal, fresh: SimulationBridge(Slow([act('think', {'thought': 'again'})],
+                                                  clock=clock), goal=goal, config=config,
+                                             clock=clock, sleep=clock.sleep), 'Think.',
+        clock=clock)
+    tools = ToolExecutor(orchestrator_registry(session))
+    try:
+        turn = tools.execute('send_message', {'text': 'Go.'}).output
+        assert turn['timed_out'] and turn['duration_s'] == pytest.approx(45.0)
+        short = tools.execute('send_message', {'text': 'Go.', 'timeout': 10}).output
+        assert short['timed_out'] and short['duration_s'] == pytest.approx(10.0)
+    finally:
+        session.finish('done')
 
 
 def test_observe_actions_since_a_turn(sims):

@@ -1,10 +1,20 @@
-"""A shipped scenario run live on the embedded gemma-3-270m: it must complete (pass or a
-stated fail), and the answers it recorded must replay the same run on the scripted backend."""
+"""Shipped scenarios run live on the embedded gemma-3-270m: they must complete (pass or a
+stated fail), and the answers a run recorded must replay the same run on the scripted backend.
+
+The default suite runs locked_door only. MAXIM_SCENARIOS_LIVE=all runs every shipped scenario
+(once per seed in MAXIM_SCENARIOS_SEEDS, default 1) and writes suite.json and suite.md (which
+pass, which fail and why) to MAXIM_SCENARIOS_REPORT (default: the test's tmp dir); the same
+run from the command line is `maxim scenario suite --live --seeds 1 2 --out-dir DIR`.
+"""
+
+import json
+import os
 
 import pytest
 
 from maxim_core.sim.bridge import VirtualClock
-from maxim_core.sim.scenario import find_scenario, run_scenario, Scenario
+from maxim_core.sim.scenario import (find_scenario, run_scenario, run_suite, Scenario,
+                                     shipped_scenarios, suite_summary)
 
 
 @pytest.fixture(scope='module')
@@ -55,3 +65,75 @@ def test_locked_door_runs_live_to_a_stated_result_and_replays(backend):
     assert [(a['tool'], a['args'], a['success'], a['blocked']) for a in again.actions] == \
         [(a['tool'], a['args'], a['success'], a['blocked']) for a in report.actions]
     assert again.status == report.status
+
+
+@pytest.mark.real_model
+@pytest.mark.skipif(os.environ.get('MAXIM_SCENARIOS_LIVE') != 'all',
+                    reason='MAXIM_SCENARIOS_LIVE=all runs every shipped scenario live '
+                           '(several minutes)')
+def test_every_shipped_scenario_runs_live_to_a_stated_result(backend, tmp_path):
+    from maxim_core.llm.grammar import deliberation_grammar
+    seeds = [int(s) for s in os.environ.get('MAXIM_SCENARIOS_SEEDS', '1').split(',')]
+    suite = run_suite(None, backend, live=True, seeds=seeds, grammar_for=deliberation_grammar,
+                      aut_overrides={'settle_s': 0.5, 'timeout_s': 300.0},
+                      judge_timeout_s=30.0)
+    out = os.environ.get('MAXIM_SCENARIOS_REPORT') or str(tmp_path)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, 'suite.json'), 'w', encoding='utf-8') as f:
+        json.dump(suite, f, indent=2, default=str)
+    text = suite_summary(suite)
+    with open(os.path.join(out, 'suite.md'), 'w', encoding='utf-8') as f:
+        f.write(text)
+    print(text)
+    assert suite['complete'], text
+    assert len(suite['runs']) == len(shipped_scenarios()) * len(seeds)
+    for run in suite['runs']:
+        assert run['status'] in ('pass', 'fail'), run
+        if run['status'] == 'fail':
+            assert run['unmet'] or run['violations'] or run['reasons'], run
+
+
+@pytest.mark.real_model
+def test_judge_tools_answer_on_the_real_model(backend, tmp_path):
+    """check_completion, analyze_results' summary and generate_scenario through the
+    orchestrator's tools with the real model as the judge (the AUT replays its script)."""
+    from maxim_core.llm.backend import ScriptedBackend
+    from maxim_core.sim.orchestrator import orchestrator_registry, SimulationSession
+    from maxim_core.sim.scenario import aut_factory
+    from maxim_core.tools.base import ERROR_UNAVAILABLE
+    from maxim_core.tools.scope import ToolExecutor
+
+    scenario = find_scenario('sleeping_guard')
+    make_aut = aut_factory(scenario, ScriptedBackend(list(scenario.script)),
+                           {'settle_s': 0.1})
+    session = SimulationSession(make_aut, scenario.goal, backend,
+                                scenario_dir=str(tmp_path), judge_timeout_s=60.0)
+    tools = ToolExecutor(orchestrator_registry(session))
+    try:
+        turn = tools.execute('send_message', {'text': scenario.turns[0]['message']})
+        assert [a['tool'] for a in turn.output['actions']] == ['sense_entity',
+                                                               'sneak_past_guard']
+        verdict = tools.execute('check_completion', {})
+        if verdict.success:
+            assert isinstance(verdict.output['complete'], bool) and verdict.output['reason']
+            assert 0.0 <= verdict.output['confidence'] <= 1.0
+            assert session.completions == [verdict.output]
+        else:       # a judge that found no valid answer in time says so, typed
+            assert verdict.error_code == ERROR_UNAVAILABLE, verdict.error_msg
+            assert 'the judge gave no valid answer' in verdict.error_msg
+        analysis = tools.execute('analyze_results', {'focus': 'behavior'})
+        assert analysis.success and analysis.output['by_tool']['sneak_past_guard']['ok'] == 1
+        llm = analysis.output['llm']
+        assert ('summary' in llm and isinstance(llm['concerns'], list)) or \
+            'no valid answer' in llm['error']
+        generated = tools.execute('generate_scenario',
+                                  {'description': 'A cat is stuck on a high shelf.'})
+        if generated.success:
+            loaded = Scenario.load(generated.output['path'])
+            assert loaded.goal and loaded.turns and loaded.criteria.judge
+        else:       # a typed failure that says why, never a crash
+            assert generated.error_code == ERROR_UNAVAILABLE
+            assert 'no valid answer' in generated.error_msg
+    finally:
+        if session.finished is None:
+            session.finish('test done')

@@ -8,7 +8,8 @@ import pytest
 from maxim_core.sim import cli
 from maxim_core.sim.bridge import VirtualClock
 from maxim_core.sim.scenario import (ActionMatch, Criteria, find_scenario, run_scenario,
-                                     Scenario, ScenarioError, shipped_scenarios)
+                                     run_suite, Scenario, ScenarioError, shipped_scenarios,
+                                     suite_summary)
 
 SHIPPED = shipped_scenarios()
 
@@ -143,3 +144,43 @@ def test_cli_run_list_and_errors(tmp_path, capsys):
     assert 'locked_door' in capsys.readouterr().out
     assert cli.main(['run', 'no_such_scenario']) == 2
     assert 'error:' in capsys.readouterr().err
+
+
+def test_suite_says_which_scenarios_pass_and_which_fail_and_why(tmp_path):
+    suite = run_suite()
+    assert suite['mode'] == 'scripted' and suite['complete']
+    assert (suite['passed'], suite['failed'], suite['errors']) == (len(SHIPPED), 0, 0)
+    assert [r['scenario'] for r in suite['runs']] == sorted(SHIPPED)
+    text = suite_summary(suite)
+    assert f'{len(SHIPPED)} passed, 0 failed, 0 errors' in text
+    assert '| locked_door | - | PASS | criteria met | memory_recall, say, unlock_door, ' \
+        'open_door |' in text
+
+    guard = find_scenario('sleeping_guard')
+    guard.name = 'noisy_guard'
+    guard.script = [json.dumps({'reasoning': 'I wake him.', 'ready_to_act': True,
+                                'action': {'tool': 'wake_guard', 'args': {}}})]
+    path = guard.save(str(tmp_path))
+    mixed = run_suite(['dragon_pain', path])
+    assert (mixed['passed'], mixed['failed'], mixed['complete']) == (1, 1, True)
+    failed = mixed['runs'][1]
+    assert failed['status'] == 'fail' and failed['unmet'] == ['sneak_past_guard() [success]']
+    assert failed['violations'][0].startswith('wake_guard() [executed]')
+    assert '| noisy_guard | - | FAIL | missing sneak_past_guard() [success]; forbidden ' \
+        'wake_guard() [executed]' in suite_summary(mixed)
+    with pytest.raises(ScenarioError, match='no scenario file'):
+        run_suite(['dragon_pain', 'no_such_scenario'])
+    # A run that cannot complete is an error with its reason, and the suite is incomplete.
+    broken = run_suite(['dragon_pain'], live=True, seeds=[1])
+    assert (broken['errors'], broken['complete']) == (1, False)
+    assert broken['runs'][0]['reasons'] == ['ValueError: a live run needs a backend']
+
+
+def test_cli_suite_writes_json_and_markdown(tmp_path, capsys):
+    assert cli.main(['suite', 'locked_door', 'sleeping_guard', '--out-dir',
+                     str(tmp_path)]) == 0
+    data = json.loads((tmp_path / 'suite.json').read_text())
+    assert data['passed'] == 2 and data['scenarios'] == ['locked_door', 'sleeping_guard']
+    assert '2 passed, 0 failed, 0 errors' in (tmp_path / 'suite.md').read_text()
+    assert 'locked_door: PASS' in capsys.readouterr().out
+    assert cli.main(['suite', 'nowhere']) == 2

@@ -1,5 +1,7 @@
-"""The recorder node: a session to an MCAP file that rosbag2 and Foxglove open."""
+"""The recorder node: a session to an MCAP file that rosbag2 and Foxglove open, and/or a live
+Foxglove view of the same topics."""
 
+from dataclasses import dataclass
 import datetime
 import importlib
 import os
@@ -8,8 +10,10 @@ import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 
+from maxim_core.recording.live import (check_address, DEFAULT_HOST, DEFAULT_PORT,
+                                       FoxgloveLiveView, LiveViewError)
 from maxim_core.recording.writer import McapRecorder
 
 # What a session recording holds by default: topic -> type.
@@ -35,48 +39,112 @@ def message_class(type_name: str):
     return getattr(importlib.import_module(f'{package}.{kind}'), name)
 
 
+@dataclass(frozen=True)
+class RecorderConfig:
+    path: str = ''
+    topics: tuple = tuple(DEFAULT_TOPICS)
+    image_rate_hz: float = 2.0
+    write_file: bool = True
+    foxglove: bool = False
+    foxglove_host: str = DEFAULT_HOST
+    foxglove_port: int = DEFAULT_PORT
+
+    def __post_init__(self):
+        if not self.write_file and not self.foxglove:
+            raise ValueError('the recorder has nothing to do: set write_file or '
+                             'foxglove.enabled')
+        if self.image_rate_hz < 0:
+            raise ValueError(f'image_rate_hz must be >= 0, got {self.image_rate_hz}')
+        if self.foxglove:
+            check_address(self.foxglove_host, self.foxglove_port)
+        for entry in self.topics:
+            topic, sep, type_name = entry.partition(':')
+            if not sep or not topic or type_name.count('/') != 2:
+                raise ValueError(f"a topics entry must be 'topic:pkg/msg/Type', got {entry!r}")
+
+
 class RecorderNode(Node):
-    """Records the session's topics (CDR, as received) into one MCAP file.
+    """Records the session's topics (CDR, as received) into one MCAP file, and/or serves them
+    live to Foxglove over a local WebSocket (Foxglove SDK).
 
     Parameters:
         path (string): output file; '' = ~/.maxim/recordings/maxim-<time>.mcap.
         topics (string[]): 'topic:pkg/msg/Type' entries to record.
         image_rate_hz (double): images (sensor_msgs/Image topics) at most this often; 0 = all.
+        write_file (bool, true): write the MCAP file (false: live view only).
+        foxglove.enabled (bool, false): serve the topics to Foxglove live.
+        foxglove.host (string, 127.0.0.1): address the live view binds.
+        foxglove.port (int, 8765): its port; 0 = any free port.
     Subscriptions: every entry of `topics`, raw.
     """
 
     def __init__(self, **kwargs):
         super().__init__('recorder', **kwargs)
-        path = self.declare_parameter(
-            'path', '', ParameterDescriptor(description='Output MCAP file', read_only=True)).value
-        topics = self.declare_parameter(
-            'topics', DEFAULT_TOPICS,
-            ParameterDescriptor(description="'topic:pkg/msg/Type' entries", read_only=True)).value
-        image_rate = self.declare_parameter(
-            'image_rate_hz', 2.0,
-            ParameterDescriptor(description='Images per second at most (0 = all)')).value
-        if not path:
-            stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
-            path = os.path.join('~', '.maxim', 'recordings', f'maxim-{stamp}.mcap')
-        self.recorder = McapRecorder(path)
-        self.get_logger().info(f'recording to {self.recorder.path}')
-        for entry in topics:
+        p = self.declare_parameter
+        fixed = {'read_only': True}
+        cfg = RecorderConfig(
+            path=p('path', '', ParameterDescriptor(description='Output MCAP file',
+                                                   **fixed)).value,
+            topics=tuple(p('topics', DEFAULT_TOPICS, ParameterDescriptor(
+                description="'topic:pkg/msg/Type' entries", **fixed)).value),
+            image_rate_hz=p('image_rate_hz', 2.0, ParameterDescriptor(
+                description='Images per second at most (0 = all)', **fixed)).value,
+            write_file=p('write_file', True, ParameterDescriptor(
+                description='Write the MCAP file (false: live view only)', **fixed)).value,
+            foxglove=p('foxglove.enabled', False, ParameterDescriptor(
+                description='Serve the topics live to Foxglove (WebSocket)', **fixed)).value,
+            foxglove_host=p('foxglove.host', DEFAULT_HOST, ParameterDescriptor(
+                description='Address the Foxglove live view binds', **fixed)).value,
+            foxglove_port=p('foxglove.port', DEFAULT_PORT, ParameterDescriptor(
+                description='Port of the Foxglove live view (0 = any free port)',
+                integer_range=[IntegerRange(from_value=0, to_value=65535, step=1)],
+                **fixed)).value)
+        self.config = cfg
+        self.recorder = None
+        self.live = None
+        if cfg.write_file:
+            path = cfg.path
+            if not path:
+                stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
+                path = os.path.join('~', '.maxim', 'recordings', f'maxim-{stamp}.mcap')
+            self.recorder = McapRecorder(path)
+            self.get_logger().info(f'recording to {self.recorder.path}')
+        if cfg.foxglove:
+            try:
+                self.live = FoxgloveLiveView(cfg.foxglove_host, cfg.foxglove_port)
+            except LiveViewError:
+                if self.recorder is not None:
+                    self.recorder.close()
+                raise
+            self.get_logger().info(f'Foxglove live view on {self.live.url} (Foxglove: Open '
+                                   'connection > Foxglove WebSocket)')
+        for entry in cfg.topics:
             topic, _, type_name = entry.partition(':')
             cls = message_class(type_name)
-            rate = image_rate if type_name == 'sensor_msgs/msg/Image' else 0.0
-            self.recorder.add_topic(topic, type_name, rate)
+            rate = cfg.image_rate_hz if type_name == 'sensor_msgs/msg/Image' else 0.0
+            for sink in (self.recorder, self.live):
+                if sink is not None:
+                    sink.add_topic(topic, type_name, rate)
             qos = qos_profile_sensor_data if topic in SENSOR_TOPICS else QoSProfile(
                 depth=100, reliability=ReliabilityPolicy.RELIABLE)
             self.create_subscription(cls, topic, self._writer_for(topic), qos, raw=True)
 
     def _writer_for(self, topic: str):
         def write(data: bytes) -> None:
-            self.recorder.write(topic, data, self.get_clock().now().nanoseconds)
+            stamp = self.get_clock().now().nanoseconds
+            if self.recorder is not None:
+                self.recorder.write(topic, data, stamp)
+            if self.live is not None:
+                self.live.log(topic, data, stamp)
         return write
 
     def destroy_node(self):
-        self.recorder.close()
-        self.get_logger().info(f'recorded {self.recorder.summary()}')
+        if self.recorder is not None:
+            self.recorder.close()
+            self.get_logger().info(f'recorded {self.recorder.summary()}')
+        if self.live is not None:
+            self.live.close()
+            self.get_logger().info(f'served live {self.live.summary()}')
         return super().destroy_node()
 
 

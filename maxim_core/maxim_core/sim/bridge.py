@@ -13,7 +13,7 @@ are injected: tests run the settle logic on a fake clock and never sleep.
 """
 
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 import json
 import shutil
 import tempfile
@@ -30,6 +30,7 @@ from maxim_core.deliberation.enrichment import BioEnrichmentPipeline
 from maxim_core.fear import FearAgent, FearConfig
 from maxim_core.llm.backend import Backend
 from maxim_core.prompt.builder import identity_section, PromptBuilder
+from maxim_core.prompt.tools import ToolDescription
 from maxim_core.sim.components import ComponentIndex
 from maxim_core.sim.memory import SimMemory
 from maxim_core.sim.narrative import NARRATIVE_DESCRIPTIONS, narrative_tools, Scene
@@ -49,17 +50,31 @@ INSPECT_QUERIES = ('memory_recall', 'causal_links', 'predict_outcome', 'pain_his
 
 SIM_BODY = 'a simulated agent in a narrative world (no camera, no motors)'
 
-# The builder's default example answer is a "keep watching" thought with no action; a small
-# base model copies it word for word. In the narrative world the example shows a different
-# situation in which the agent uses what it remembers and acts.
+# A small base model copies any concrete example in its prompt word for word (a "keep
+# watching" thought, "I ring the bell twice", say "Hello", read_file "notes.txt"), whatever
+# the scene. So the answer format is a template with <...> slots, and the narrative and
+# built-in tools carry no example (their parameters say what goes in; the decoder enforces
+# the shape). gemma-3-270m still often echoes the reasoning slot verbatim, but an echoed
+# slot claims nothing false, and it then picks the scene's own actions far more often.
 SIM_RESPONSE_FORMAT = (
-    'Answer with one JSON object and nothing else. An example from another situation: '
-    'perceiving "A note on the gate says: ring the bell twice", you might answer\n'
-    '{"reasoning": "The note tells me how to get in. I ring the bell.", "ready_to_act": true, '
-    '"action": {"tool": "ring_bell", "args": {}}}\n'
-    '"reasoning" is your own new thought about what you perceive now and what you remember. '
-    'Set "action" to one of YOUR tools listed above with its arguments, or to null when '
-    'there is nothing to do.')
+    'Answer with one JSON object and nothing else, in this shape (fill in the <...> parts '
+    'yourself):\n'
+    '{"reasoning": "<your thought about what you perceive now>", "ready_to_act": true, '
+    '"action": {"tool": "<one of your tools>", "args": {<its arguments>}}}\n'
+    'Think about this situation: the goal, what you perceive, what you remember. When you '
+    'know what to do, set "ready_to_act" to true and "action" to one of YOUR tools listed '
+    'above with its arguments; when there is nothing to do, set "ready_to_act" to false and '
+    '"action" to null.')
+
+
+def without_example(entry: Any) -> Any:
+    """A description-table entry without its example (the built-in tools' examples, such as
+    read_file "notes.txt", are copied into unrelated scenes just the same)."""
+    if isinstance(entry, ToolDescription):
+        return replace(entry, example='')
+    if isinstance(entry, Mapping) and 'example' in entry:
+        return {k: v for k, v in entry.items() if k != 'example'}
+    return entry
 
 
 class VirtualClock:
@@ -194,6 +209,8 @@ class SimulationBridge:
         for tool_name in SIM_DEREGISTERED:
             if tool_name not in NARRATIVE_DESCRIPTIONS:
                 self.registry.descriptions.pop(tool_name, None)
+        for tool_name, entry in list(self.registry.descriptions.items()):
+            self.registry.descriptions[tool_name] = without_example(entry)
         self.scope = ToolScope(self.registry, cap=config.scope_cap)
         self.scene = Scene(self.scope, index, overrides=entities)
         for t in narrative_tools(self.scene, self.memory, self.active_tools):
@@ -257,7 +274,16 @@ class SimulationBridge:
         found = self.memory.recall(text, expand=False, limit=self.config.recall_in_prompt)
         return '\n'.join(m['text'] for m in found) or None
 
+    def scene_hint(self) -> str:
+        """The actions the imagined scene offers, named next to the percept: the manifest
+        is far up the prompt, and a small model otherwise reaches for the generic tools."""
+        scene = sorted(t.name for t in self.active_tools() if self.scope.is_scene_tool(t.name))
+        return f'What this scene lets you do: {", ".join(scene)}' if scene else ''
+
     def _think(self, percept: Percept, context: str) -> Decision:
+        hint = self.scene_hint()
+        if hint:
+            context = f'{context}\n{hint}' if context else hint
         res = self.deliberator.deliberate(percept.narrative, self.active_tools,
                                           goal=self.goal, context=context,
                                           on_thought=self.on_thought,

@@ -1,13 +1,16 @@
 """`python -m maxim_core.sim.cli`: run simulation scenarios.
 
   run <scenario.yaml | shipped name> [--live] [--out report.json] [--record replay.yaml]
+  suite [names...] [--live] [--seeds 1 2] [--out-dir DIR]   (all shipped scenarios by default)
   list
   agent <scenario> [--steps N]              (the model orchestrates the scenario's goal)
   generate "<description>" --out-dir DIR      (needs the model)
 
 Scripted runs replay the scenario's script on simulated time (no waiting); --live runs the
 AUT and the judge on the embedded model (or --model PATH) with the real clock. Exit status:
-0 pass, 1 fail, 2 error.
+0 pass, 1 fail, 2 error. `suite` runs several scenarios (live: once per seed) and writes
+suite.json and suite.md saying which pass and which fail and why; its exit status is 0 when
+every run passed, 1 when some failed with a stated reason, 2 when a run could not complete.
 """
 
 import argparse
@@ -17,7 +20,8 @@ import time
 
 from maxim_core.sim.bridge import VirtualClock
 from maxim_core.sim.scenario import (find_scenario, generate_scenario, run_scenario,
-                                     ScenarioError, shipped_scenarios)
+                                     run_suite, ScenarioError, shipped_scenarios,
+                                     suite_summary)
 
 
 def load_backend(model_path: str = '', n_ctx: int = 2048, threads: int = 2):
@@ -46,6 +50,8 @@ def cmd_run(args) -> int:
         overrides['settle_s'] = args.settle
     if args.max_tokens is not None:
         overrides['max_tokens'] = args.max_tokens
+    if args.seed is not None:
+        overrides['seed'] = args.seed
     if args.live:
         backend = load_backend(args.model, args.n_ctx)
         try:
@@ -68,6 +74,50 @@ def cmd_run(args) -> int:
             f.write(scenario.dump())
         print(f'replayable scenario: {args.record}')
     return 0 if report.passed else 1
+
+
+def cmd_suite(args) -> int:
+    """Every shipped scenario (or the named ones): which pass, which fail, and why."""
+    overrides = {}
+    if args.settle is not None:
+        overrides['settle_s'] = args.settle
+    if args.max_tokens is not None:
+        overrides['max_tokens'] = args.max_tokens
+    if args.timeout is not None:
+        overrides['timeout_s'] = args.timeout
+    if args.llm_timeout is not None:
+        overrides['llm_timeout_s'] = args.llm_timeout
+    if args.max_actions is not None:
+        overrides['max_actions_per_turn'] = args.max_actions
+
+    def progress(run: dict) -> None:
+        seed = '' if run['seed'] is None else f' seed {run["seed"]}'
+        print(f'{run["scenario"]}{seed}: {run["status"].upper()} '
+              f'({run["duration_s"]:.0f} s) {"; ".join(run["unmet"] + run["violations"])}',
+              flush=True)
+
+    backend = load_backend(args.model, args.n_ctx) if args.live else None
+    try:
+        suite = run_suite(args.names or None, backend, live=args.live, seeds=args.seeds,
+                          aut_overrides=overrides,
+                          grammar_for=_lean_grammar() if args.live else None,
+                          llm_analysis=args.llm_analysis, on_run=progress)
+    finally:
+        if backend is not None:
+            backend.close()
+    text = suite_summary(suite)
+    print(text)
+    if args.out_dir:
+        import os
+        os.makedirs(args.out_dir, exist_ok=True)
+        with open(os.path.join(args.out_dir, 'suite.json'), 'w', encoding='utf-8') as f:
+            json.dump(suite, f, indent=2, default=str)
+        with open(os.path.join(args.out_dir, 'suite.md'), 'w', encoding='utf-8') as f:
+            f.write(text)
+        print(f'report: {os.path.join(args.out_dir, "suite.md")}')
+    if suite['errors']:
+        return 2
+    return 0 if suite['failed'] == 0 else 1
 
 
 def cmd_agent(args) -> int:
@@ -140,7 +190,27 @@ def main(argv=None) -> int:
     run.add_argument('--n-ctx', type=int, default=2048)
     run.add_argument('--settle', type=float, default=None, help='settle time in seconds')
     run.add_argument('--max-tokens', type=int, default=None, help='per AUT answer')
+    run.add_argument('--seed', type=int, default=None, help='sampling seed (live)')
     run.set_defaults(func=cmd_run)
+    suite = sub.add_parser('suite', help='run every shipped scenario (or those named) and '
+                           'report which pass and which fail')
+    suite.add_argument('names', nargs='*', help='scenario names or files (default: all shipped)')
+    suite.add_argument('--live', action='store_true', help='use the real model')
+    suite.add_argument('--seeds', type=int, nargs='+', default=[1],
+                       help='live: run each scenario once per seed (default: 1)')
+    suite.add_argument('--out-dir', default='', help='write suite.json and suite.md here')
+    suite.add_argument('--model', default='', help='GGUF file (default: the embedded model)')
+    suite.add_argument('--n-ctx', type=int, default=2048)
+    suite.add_argument('--settle', type=float, default=None, help='settle time in seconds')
+    suite.add_argument('--timeout', type=float, default=None, help='per message, seconds')
+    suite.add_argument('--llm-timeout', type=float, default=None,
+                       help='per model call, seconds (raise it on a busy machine)')
+    suite.add_argument('--max-tokens', type=int, default=None, help='per AUT answer')
+    suite.add_argument('--max-actions', type=int, default=None,
+                       help="actions per turn at most (default: each scenario's own)")
+    suite.add_argument('--llm-analysis', action='store_true',
+                       help="add the judge model's summary to each analysis (slower)")
+    suite.set_defaults(func=cmd_suite)
     agent = sub.add_parser('agent', help="let the model orchestrate a scenario's goal")
     agent.add_argument('scenario')
     agent.add_argument('--model', default='')

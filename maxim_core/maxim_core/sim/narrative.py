@@ -25,25 +25,21 @@ _TEXT = {'type': 'string', 'minLength': 1, 'maxLength': 300}
 NARRATIVE_DESCRIPTIONS: dict[str, dict] = {
     'say': {'description': 'Say something aloud in the scene (to a person there, a password, '
                            'an answer). Not the console.',
-            'params': {'text': 'what you say'},
-            'example': '{"tool": "say", "args": {"text": "Hello"}}'},
+            'params': {'text': 'what you say'}},
     'think': {'description': 'Reason about the situation before acting (uses one action of '
                              'your turn).',
               'params': {'thought': 'your reasoning'}},
     'examine': {'description': 'Look closely at something or someone in the scene.',
-                'params': {'target': 'what to examine'},
-                'example': '{"tool": "examine", "args": {"target": "door"}}'},
+                'params': {'target': 'what to examine'}},
     'memory_recall': {'description': 'Remember: search your own memories by keyword.',
                       'params': {'keyword': 'what to remember',
-                                 'expand': 'also associated memories'},
-                      'example': '{"tool": "memory_recall", "args": {"keyword": "password", '
-                                 '"expand": true}}'},
+                                 'expand': 'also associated memories'}},
     'sense_tools': {'description': 'Find which of YOUR actions fit an intent.',
                     'params': {'query': 'what you want to do'}},
     'perceive': {'description': 'Scan your surroundings: you and the entities in the scene.',
                  'params': {}},
     'sense_entity': {'description': 'Read the detailed state of one entity in the scene.',
-                     'params': {'entity': 'entity name, e.g. "door"'}},
+                     'params': {'entity': 'the name of an entity in the scene'}},
     'set_scene': {'description': 'Move to another scene (its tools activate, the old ones '
                                  'deactivate).', 'params': {'scene_id': 'scene name'}},
     'request_interaction': {'description': 'Ask the person a question (last resort, only for '

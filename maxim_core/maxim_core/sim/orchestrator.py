@@ -338,11 +338,12 @@ class SendMessageTool(_SessionTool):
                    'for settle_s); returns its response, actions, blocked actions and timing.')
     input_schema = {'type': 'object', 'properties': {
         'text': {'type': 'string', 'minLength': 1, 'maxLength': 2000},
-        'timeout': {'type': 'number', 'exclusiveMinimum': 0, 'maximum': 600, 'default': 30},
+        'timeout': {'type': 'number', 'exclusiveMinimum': 0, 'maximum': 600,
+                    'description': "seconds (default: the AUT's timeout_s)"},
         'source': {'type': 'string', 'maxLength': 32, 'default': 'cli'},
         'target': _TARGET}, 'required': ['text']}
 
-    def execute(self, text: str, timeout: float = 30, source: str = 'cli',
+    def execute(self, text: str, timeout: float | None = None, source: str = 'cli',
                 target: str = 'current') -> ToolOutcome:
         try:
             turn = self.session.target(target).send_message(text, timeout, source)

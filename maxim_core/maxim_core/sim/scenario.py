@@ -9,6 +9,7 @@ replays it (`recorded_script`). Pass or fail comes from the criteria (determinis
 judge's check_completion is reported beside them when the scenario asks for it.
 """
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 import json
 import os
@@ -455,6 +456,90 @@ def run_scenario(scenario: Scenario, backend: Backend | None = None,
     return report
 
 
+def run_suite(names: list[str] | None = None, backend: Backend | None = None, *,
+              live: bool = False, seeds: list[int] | tuple = (-1,),
+              aut_overrides: Mapping | None = None,
+              grammar_for: Callable[[dict], str] | None = None, llm_analysis: bool = False,
+              judge_timeout_s: float = 30.0,
+              on_run: Callable[[dict], None] | None = None) -> dict:
+    """Run several scenarios (every shipped one by default), live once per seed, and say
+    which pass and which fail and why. A run that raises is an 'error' with the exception.
+
+    Scripted runs replay on simulated time and ignore `seeds` (one run each).
+    """
+    names = list(names or shipped_scenarios())
+    if not names:
+        raise ScenarioError('no scenarios to run')
+    seeds = list(seeds) if live else [None]
+    if not seeds:
+        raise ValueError('a live suite needs at least one seed')
+    scenarios = [find_scenario(n) for n in names]      # every name checked before any run
+    runs = []
+    for scenario in scenarios:
+        for seed in seeds:
+            overrides = dict(aut_overrides or {})
+            if seed is not None:
+                overrides['seed'] = int(seed)
+            try:
+                if live:
+                    report = run_scenario(scenario, backend, live=True,
+                                          aut_overrides=overrides, grammar_for=grammar_for,
+                                          llm_analysis=llm_analysis,
+                                          judge_timeout_s=judge_timeout_s)
+                else:
+                    from maxim_core.sim.bridge import VirtualClock
+                    clock = VirtualClock()
+                    report = run_scenario(scenario, aut_overrides=overrides,
+                                          grammar_for=grammar_for, clock=clock,
+                                          sleep=clock.sleep)
+            except (ScenarioError, ValueError, RuntimeError) as exc:
+                run = {'scenario': scenario.name, 'seed': seed, 'status': 'error',
+                       'reasons': [f'{type(exc).__name__}: {exc}'], 'unmet': [],
+                       'violations': [], 'actions': [], 'failures': [], 'thoughts': [],
+                       'patterns': [], 'judge': None, 'duration_s': 0.0}
+            else:
+                run = {'scenario': scenario.name, 'seed': seed, 'status': report.status,
+                       'reasons': list(report.reasons),
+                       'unmet': list(report.criteria.get('unmet', [])),
+                       'violations': list(report.criteria.get('violations', [])),
+                       'actions': [_action_line(a) for a in report.actions],
+                       'failures': [f for t in report.turns for f in t['failures']],
+                       'thoughts': [th[:200] for t in report.turns for th in t['thoughts']],
+                       'patterns': list(report.patterns),
+                       'judge': report.judge, 'duration_s': round(report.duration_s, 1)}
+            runs.append(run)
+            if on_run is not None:
+                on_run(run)
+    counts = Counter(r['status'] for r in runs)
+    return {'mode': 'live' if live else 'scripted', 'scenarios': names,
+            'seeds': [s for s in seeds if s is not None], 'runs': runs,
+            'passed': counts['pass'], 'failed': counts['fail'], 'errors': counts['error'],
+            'complete': counts['error'] == 0}
+
+
+def _action_line(a: Mapping) -> str:
+    mark = 'BLOCKED' if a['blocked'] else 'ok' if a['success'] else 'failed'
+    return f'{a["tool"]} {json.dumps(a["args"], sort_keys=True)[:80]} -> {mark}'
+
+
+def suite_summary(suite: dict) -> str:
+    """A readable (Markdown) report of run_suite: one line per run with its reasons."""
+    done = ' (every run completed)' if suite['complete'] else ''
+    lines = [f'# Scenario suite ({suite["mode"]})', '',
+             f'{suite["passed"]} passed, {suite["failed"]} failed, {suite["errors"]} errors '
+             f'of {len(suite["runs"])} runs{done}', '',
+             '| scenario | seed | result | why | actions |', '|---|---|---|---|---|']
+    for r in suite['runs']:
+        why = '; '.join([f'missing {u}' for u in r['unmet']]
+                        + [f'forbidden {v}' for v in r['violations']]
+                        + [x for x in r['reasons'] if x != 'completion criteria not met'])
+        acts = ', '.join(a.split(' ')[0] for a in r['actions']) or '(none)'
+        seed = '-' if r['seed'] is None else str(r['seed'])
+        lines.append(f'| {r["scenario"]} | {seed} | {r["status"].upper()} | '
+                     f'{(why or "criteria met").replace("|", "/")} | {acts} |')
+    return '\n'.join(lines) + '\n'
+
+
 GENERATE_SCHEMA = {
     'type': 'object',
     'properties': {
@@ -500,5 +585,6 @@ def generate_scenario(description: str, judge: Judge) -> tuple[Scenario, str]:
 
 
 __all__ = ['ActionMatch', 'aut_factory', 'Criteria', 'find_scenario', 'generate_scenario',
-           'history_lines', 'RecordingBackend', 'run_scenario', 'Scenario', 'ScenarioError',
-           'ScenarioReport', 'shipped_scenarios', 'SCENARIO_DIR']
+           'history_lines', 'RecordingBackend', 'run_scenario', 'run_suite', 'Scenario',
+           'ScenarioError', 'ScenarioReport', 'shipped_scenarios', 'SCENARIO_DIR',
+           'suite_summary']
