@@ -112,8 +112,11 @@ class ConceptExtractor:
     def _put(self, job: tuple) -> None:
         if job[0] == 'capture' and self._queue.qsize() >= self.max_queue:
             self.dropped += 1
-            log.warning('concept extractor queue full; dropped a %s job (%d so far)',
-                        job[0], self.dropped)
+            # One line at each power-of-two count and every 10,000th drop: a capture burst
+            # must not become a log flood (the count stays exact in `dropped`).
+            if self.dropped & (self.dropped - 1) == 0 or self.dropped % 10_000 == 0:
+                log.warning('concept extractor queue full; dropped a %s job (%d so far)',
+                            job[0], self.dropped)
             return
         self._queue.put_nowait(job)
 
