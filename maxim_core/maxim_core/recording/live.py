@@ -11,6 +11,7 @@ network. Each view has its own SDK context, so two views (or tests) never share 
 from dataclasses import dataclass
 import threading
 
+from maxim_core.recording.rate import RateGate
 from maxim_core.recording.schema import DefinitionFinder
 
 DEFAULT_HOST = '127.0.0.1'
@@ -25,10 +26,8 @@ class LiveViewError(RuntimeError):
 class LiveTopic:
     type_name: str
     channel: object
-    min_period_ns: int
-    last_ns: int = -1
+    gate: RateGate
     sent: int = 0
-    dropped: int = 0     # skipped by the rate limit
 
 
 def check_address(host: str, port: int) -> None:
@@ -85,8 +84,7 @@ class FoxgloveLiveView:
                 raise ValueError(f'topic {topic} is already served')
             channel = self._foxglove.Channel(topic, schema=schema, message_encoding='cdr',
                                              context=self._context)
-            period = int(1e9 / max_rate_hz) if max_rate_hz > 0 else 0
-            self.topics[topic] = LiveTopic(type_name, channel, period)
+            self.topics[topic] = LiveTopic(type_name, channel, RateGate.for_rate(max_rate_hz))
 
     def log(self, topic: str, data: bytes, stamp_ns: int) -> bool:
         """Send one message to the connected clients; False when rate-limited or closed."""
@@ -96,11 +94,8 @@ class FoxgloveLiveView:
             stats = self.topics.get(topic)
             if stats is None:
                 raise KeyError(f'topic {topic} is not served by the live view')
-            if stats.min_period_ns and stats.last_ns >= 0 and \
-                    stamp_ns - stats.last_ns < stats.min_period_ns:
-                stats.dropped += 1
+            if not stats.gate.admit(stamp_ns):
                 return False
-            stats.last_ns = stamp_ns
             stats.channel.log(bytes(data), log_time=stamp_ns)
             stats.sent += 1
             return True
@@ -115,5 +110,5 @@ class FoxgloveLiveView:
             self._server.stop()
 
     def summary(self) -> dict:
-        return {topic: {'type': s.type_name, 'sent': s.sent, 'rate_limited': s.dropped}
+        return {topic: {'type': s.type_name, 'sent': s.sent, 'rate_limited': s.gate.dropped}
                 for topic, s in self.topics.items()}

@@ -13,6 +13,7 @@ from typing import Callable
 
 from mcap.writer import CompressionType, Writer
 
+from maxim_core.recording.rate import RateGate
 from maxim_core.recording.schema import DefinitionFinder
 
 
@@ -24,10 +25,8 @@ class RecordingError(RuntimeError):
 class TopicStats:
     type_name: str
     channel_id: int
-    min_period_ns: int
-    last_ns: int = -1
+    gate: RateGate
     written: int = 0
-    dropped: int = 0     # skipped by the rate limit
 
 
 class McapRecorder:
@@ -61,8 +60,7 @@ class McapRecorder:
                     name=type_name, encoding='ros2msg', data=text.encode('utf-8'))
             channel = self._writer.register_channel(
                 topic=topic, message_encoding='cdr', schema_id=self._schemas[type_name])
-            period = int(1e9 / max_rate_hz) if max_rate_hz > 0 else 0
-            self.topics[topic] = TopicStats(type_name, channel, period)
+            self.topics[topic] = TopicStats(type_name, channel, RateGate.for_rate(max_rate_hz))
 
     def write(self, topic: str, data: bytes, stamp_ns: int) -> bool:
         """Write one message; False when the rate limit skipped it or the file is closed."""
@@ -72,11 +70,8 @@ class McapRecorder:
             stats = self.topics.get(topic)
             if stats is None:
                 raise RecordingError(f'topic {topic} was not added to the recording')
-            if stats.min_period_ns and stats.last_ns >= 0 and \
-                    stamp_ns - stats.last_ns < stats.min_period_ns:
-                stats.dropped += 1
+            if not stats.gate.admit(stamp_ns):
                 return False
-            stats.last_ns = stamp_ns
             self._writer.add_message(channel_id=stats.channel_id, log_time=stamp_ns,
                                      data=bytes(data), publish_time=stamp_ns,
                                      sequence=stats.written)
@@ -92,7 +87,7 @@ class McapRecorder:
             self._file.close()
 
     def summary(self) -> dict:
-        return {topic: {'type': s.type_name, 'written': s.written, 'rate_limited': s.dropped}
+        return {topic: {'type': s.type_name, 'written': s.written, 'rate_limited': s.gate.dropped}
                 for topic, s in self.topics.items()}
 
 
