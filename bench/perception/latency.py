@@ -60,7 +60,7 @@ def _stats_ms(seconds: list[float]) -> dict:
 def _run_node(kind: str, params: dict, ready, stop) -> None:
     """A child process: one node (attention, head controller or echo) until `stop`."""
     import rclpy
-    from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
 
     rclpy.init()
@@ -68,7 +68,7 @@ def _run_node(kind: str, params: dict, ready, stop) -> None:
     if kind == 'attention':
         from maxim_perception.nodes.attention_node import AttentionNode
         node = AttentionNode(parameter_overrides=overrides)
-        executor = MultiThreadedExecutor(num_threads=2)   # as attention_node's main()
+        executor = SingleThreadedExecutor()   # as attention_node's main()
     elif kind == 'head':
         from maxim_perception.nodes.head_controller_node import HeadControllerNode
         node = HeadControllerNode(parameter_overrides=overrides)

@@ -178,7 +178,9 @@ def test_faces_on_a_worker_thread_join_a_frame_later_moved_with_the_head():
     core = AttentionCore(model(), AttentionConfig(faces_async=True, motion=False))
     try:
         first = core.detect(frame, False, 0.0, 0.0, 0.0)
-        assert not [d for d in first if d.kind == KIND_FACE]   # still being detected
+        assert not [d for d in first if d.kind == KIND_FACE]   # not detected yet
+        core.start_faces()                                     # the worker takes the frame
+        assert core.start_faces() is None and core._face_job is None   # once
         assert core.face_worker.wait_idle(10.0)
         turned = core.detect(frame, False, 0.1, 0.0, 0.1)      # the head turned left 0.1 rad
         faces = [d for d in turned if d.kind == KIND_FACE]
@@ -191,6 +193,12 @@ def test_faces_on_a_worker_thread_join_a_frame_later_moved_with_the_head():
             result = core.process(frame, 0.2 + i / FPS, 0.1, 0.0)
             core.face_worker.wait_idle(10.0)
         assert [tg for tg in result.targets if tg.kind == 'face']
+        # start_faces=False: the frame waits for the caller (the node publishes first).
+        core.process(frame, 1.0, 0.1, 0.0, start_faces=False)
+        assert core.face_worker.wait_idle(10.0) and core.face_worker.take() is None
+        core.start_faces()
+        assert core.face_worker.wait_idle(10.0)
+        assert core.face_worker.take()[1] == 1.0          # the frame at t=1.0
     finally:
         core.close()
     assert not core.face_worker._thread.is_alive()

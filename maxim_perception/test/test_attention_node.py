@@ -8,6 +8,7 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from rclpy.qos import HistoryPolicy, ReliabilityPolicy
 from sensor_msgs.msg import Image, JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -134,6 +135,10 @@ def test_only_the_newest_frame_is_processed_and_bad_frames_are_skipped():
     try:
         att = AttentionNode(context=ctx, parameter_overrides=[
             Parameter('max_rate_hz', value=1.0)])  # the timer stays out of the way
+        # Frames never queue in DDS either: the subscription keeps the newest one only.
+        (sub,) = [s for s in att.subscriptions if s.topic_name == '/camera/image_raw']
+        assert (sub.qos_profile.depth, sub.qos_profile.history) == (1, HistoryPolicy.KEEP_LAST)
+        assert sub.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
         cam = SyntheticCamera(320, 240, fps=10.0)
         old = image_to_msg(cam.render(0.0), 'bgr8', time_msg(1.0), 'cam')
         new = image_to_msg(cam.render(0.1), 'bgr8', time_msg(1.1), 'cam')

@@ -172,6 +172,34 @@ def test_each_new_focus_is_acted_on_and_its_frame_stamp_echoed_with_the_command(
     assert len(sources) == 5                      # the goal drives the head, not this focus
 
 
+def test_a_new_focus_ticks_at_once_in_its_callback_and_bursts_wait_for_the_min_gap(graph):
+    """A new attention state is acted on inside its own callback (no wait for the control
+    thread); the regular ticks go on a period after it; a second state within a quarter
+    period is left to the control loop, which ticks once the quarter period has passed."""
+    node = head(graph, rate_hz=1.0)        # regular ticks 1 s apart, min gap 0.25 s
+    assert graph.spin_until(lambda: len(node.tick_times) >= 1)
+
+    def state(pan):
+        msg = AttentionState(mode=AttentionState.MODE_TRACK, has_focus=True, focus_track_id=3,
+                             focus_pan=pan, focus_tilt=0.0)
+        msg.header.stamp = node.get_clock().now().to_msg()
+        return msg
+
+    # Wait until a regular tick is at least a quarter period old, then send a state.
+    assert graph.spin_until(lambda: time.monotonic() - node.tick_times[-1] > 0.3)
+    before = len(node.tick_times)
+    node._on_attention(state(0.2))
+    assert len(node.tick_times) == before + 1      # ticked in this call, in this thread
+    assert node._deadline == pytest.approx(node.tick_times[-1] + 1.0)
+    assert not node._act_now
+    node._on_attention(state(0.25))                # within the min gap: not now ...
+    assert len(node.tick_times) == before + 1 and node._act_now
+    assert graph.spin_until(lambda: len(node.tick_times) == before + 2, timeout_s=5.0)
+    gap = node.tick_times[-1] - node.tick_times[-2]
+    assert 0.25 <= gap < 1.0                       # ... but at the min gap, before the period
+    assert not node._act_now
+
+
 def test_bad_and_stale_goals_are_rejected_and_the_node_keeps_running(graph):
     node = head(graph, driver='dry_run')
     assert graph.spin_until(lambda: graph.last_state() is not None)

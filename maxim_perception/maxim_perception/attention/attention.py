@@ -16,9 +16,9 @@ import threading
 import cv2
 import numpy as np
 
-from maxim_perception.attention.detectors import (ColorDetector, DetectorError, FaceDetector,
-                                                  KIND_FACE, merge_motion, MotionDetector,
-                                                  RawDetection)
+from maxim_perception.attention.detectors import (_scaled, ColorDetector, DetectorError,
+                                                  FaceDetector, KIND_FACE, merge_motion,
+                                                  MotionDetector, RawDetection)
 from maxim_perception.attention.novelty import (NoveltyConfig, NoveltyModel, salience,
                                                 SalienceWeights)
 from maxim_perception.attention.tracker import Track, Tracker, TrackerConfig
@@ -233,6 +233,7 @@ class AttentionCore:
         self._last_t: float | None = None
         self._last_head: tuple[float, float] | None = None
         self.last_result: AttentionResult | None = None
+        self._face_job: tuple | None = None     # (frame, t, pan, tilt) for the face worker
 
     def set_camera_model(self, camera_model: CameraModel) -> None:
         """New intrinsics (e.g. from CameraInfo); tracks restart when the image size changes."""
@@ -255,23 +256,39 @@ class AttentionCore:
         dets: list[RawDetection] = []
         if self.face_worker is not None:
             # The newest faces found (on an earlier frame), moved by how far the head turned
-            # since; then this frame goes to the worker, which runs beside the detectors below.
+            # since; this frame goes to the worker once its result is out (start_faces()).
             dets.extend(self._earlier_faces(head_pan, head_tilt))
-            self.face_worker.submit(frame, t, head_pan, head_tilt)
+            self._face_job = (frame, t, head_pan, head_tilt)
         elif self.faces:
             dets.extend(self.faces.detect(frame))
+        # Colours and motion share one downscaled copy (motion shrinks it further): resizing
+        # a 640x480 frame straight to motion's 160 columns costs 4x the 320-column copy.
+        small, back = _scaled(frame, self.config.detect_width)
+
+        def full_size(found: list[RawDetection]) -> list[RawDetection]:
+            if back == 1.0:
+                return found
+            return [replace(d, bbox=tuple(v * back for v in d.bbox)) for d in found]
+
         if self.colors:
-            dets.extend(self.colors.detect(frame))
+            dets.extend(full_size(self.colors.detect(small)))
         if self.motion:
             if head_moved:
                 self.motion.reset()
             else:
-                dets = merge_motion(dets, self.motion.detect(frame))
+                dets = merge_motion(dets, full_size(self.motion.detect(small)))
         return dets
 
     def process(self, frame: np.ndarray, t: float, head_pan: float = 0.0,
-                head_tilt: float = 0.0) -> AttentionResult:
-        """One frame at time t (seconds, any monotonic origin) with the head at these angles."""
+                head_tilt: float = 0.0, start_faces: bool = True) -> AttentionResult:
+        """One frame at time t (seconds, any monotonic origin) with the head at these angles.
+
+        With `faces_async`, the frame goes to the face worker after its result is computed
+        (`start_faces=False`: when the caller calls `start_faces()`, e.g. after publishing the
+        result). Started before, the cascade's threads take the cores from this frame's own
+        detectors: measured on 640x480 frames at 30 fps on two cores, a frame's p95 went from
+        2.0 ms to 6.2 ms.
+        """
         cm = self.camera_model
         if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 \
                 or frame.dtype != np.uint8:
@@ -319,7 +336,15 @@ class AttentionCore:
         result = AttentionResult(t, cm.width, cm.height, head_pan, head_tilt, tuple(targets),
                                  focus, self._focus_dwell, suggestion, reason, mode, percept)
         self.last_result = result
+        if start_faces:
+            self.start_faces()
         return result
+
+    def start_faces(self) -> None:
+        """Hand the last processed frame to the face worker (faces_async), once."""
+        job, self._face_job = self._face_job, None
+        if job is not None and self.face_worker is not None:
+            self.face_worker.submit(*job)
 
     def _earlier_faces(self, head_pan: float, head_tilt: float) -> list[RawDetection]:
         done = self.face_worker.take()

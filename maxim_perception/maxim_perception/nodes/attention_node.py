@@ -10,7 +10,7 @@ import uuid
 
 import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
@@ -28,7 +28,7 @@ from maxim_perception.conversions import (attention_to_markers, attention_to_msg
                                           msg_to_camera_model, percept_to_msg,
                                           stamp_to_seconds, target_dict_to_msg)
 from maxim_perception.head.pose_history import PoseHistory
-from maxim_perception.qos import LATCHED, SENSOR
+from maxim_perception.qos import LATCHED, SENSOR, SENSOR_LATEST
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,20 @@ class AttentionNode(Node):
 
     A frame is processed as soon as it arrives, in its own callback group (woken by a guard
     condition, not polled by a timer, which would add up to a timer period of latency); only
-    the newest frame is kept, older ones are dropped (never queued), so a slow frame never
-    builds a backlog. `max_rate_hz` is a ceiling on the average rate, counted on the frames'
-    stamps: frames that come faster are dropped, evenly. Pixels become head angles with the
-    head's pose at the frame's stamp, interpolated from joint_states, not the newest pose (the
-    head keeps turning while a frame is processed). Run it under a MultiThreadedExecutor
-    (main() does) so the service and the subscriptions stay responsive while a frame is
-    processed.
+    the newest frame is kept, older ones are dropped (never queued): the subscription's depth
+    is 1 (with the sensor default of 5, a fully delivered 640x480 stream measured 140 ms p95
+    from frame to state, every frame waiting behind stale ones) and the slot holds one frame.
+    `max_rate_hz` is a ceiling on the average rate, counted on the frames' stamps: frames that
+    come faster are dropped, evenly. Pixels become head angles with the head's pose at the
+    frame's stamp, interpolated from joint_states, not the newest pose (the head keeps turning
+    while a frame is processed).
+
+    main() spins a SingleThreadedExecutor: a MultiThreadedExecutor's Python scheduling cost
+    more than the processing (measured in bench/perception/latency.py: p95 frame to state
+    12.3 ms against 8.7 ms); the service and joint_states wait at most one frame's processing
+    (about 2 ms at 640x480). The callback groups keep the node correct under the in-process
+    runner's MultiThreadedExecutor too, where processing inside the image callback instead
+    (no hand-off) made the end-to-end tracking test lose the ball.
 
     Parameters:
         percept_period_s (double, 2.0): percepts at most this often, and only when the scene
@@ -103,7 +110,7 @@ class AttentionNode(Node):
         self.percept_pub = self.create_publisher(Percept, 'percepts', 10)
         self.debug_pub = self.create_publisher(Image, 'attention/debug_image', SENSOR)
         self.marker_pub = self.create_publisher(MarkerArray, 'attention/markers', 10)
-        self.create_subscription(Image, 'camera/image_raw', self._on_image, SENSOR)
+        self.create_subscription(Image, 'camera/image_raw', self._on_image, SENSOR_LATEST)
         self.create_subscription(JointState, 'joint_states', self._on_joints, SENSOR)
         if cfg.use_camera_info:
             self.create_subscription(CameraInfo, 'camera/camera_info', self._on_info, SENSOR)
@@ -226,7 +233,7 @@ class AttentionNode(Node):
         with self._core_lock:
             self._fit_model(frame, info_model)
             try:
-                result = self.core.process(frame, t, head[0], head[1])
+                result = self.core.process(frame, t, head[0], head[1], start_faces=False)
             except (AttentionError, DetectorError, CameraModelError) as exc:
                 self.get_logger().warning(f'frame not processed: {exc}',
                                           throttle_duration_sec=5.0)
@@ -235,6 +242,8 @@ class AttentionNode(Node):
         self.frames_processed += 1
         stamp, frame_id = msg.header.stamp, msg.header.frame_id
         self.state_pub.publish(attention_to_msg(result, stamp, frame_id))
+        with self._core_lock:
+            self.core.start_faces()
         if self.gate.offer(result.percept, t):
             self.percept_pub.publish(percept_to_msg(result.percept,
                                                     f'vision-{uuid.uuid4().hex[:12]}',
@@ -292,7 +301,7 @@ def main(args=None):
     # worker threads and end in an RCLError instead of a clean exit).
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = AttentionNode()
-    executor = MultiThreadedExecutor(num_threads=2)
+    executor = SingleThreadedExecutor()
     executor.add_node(node)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
