@@ -340,6 +340,28 @@ def test_reflex_leads_a_moving_focus_by_its_age():
     assert with_servo_lead.wanted[0] == pytest.approx(last + 0.2 * 0.15, abs=1e-6)
 
 
+def test_rates_are_fitted_on_the_frames_own_clock_when_given():
+    """A simulation at a third of real time: frames 1/15 s apart on its clock arrive 0.2 s
+    apart on this one. Fitted on the frames' stamps (source_t), the rate is the target's
+    true 0.3 rad per frame-clock second; on this clock it comes out three times too small at
+    best (0.1), and here not at all: the 0.4 s window holds too few points."""
+    on_own_clock = HeadController(HeadConfig(reflex_lead_s=0.0))
+    on_this_clock = HeadController(HeadConfig(reflex_lead_s=0.0))
+    for i in range(8):
+        sim_t, now = i / 15, 0.2 * i
+        for ctrl, source_t in ((on_own_clock, sim_t), (on_this_clock, None)):
+            assert ctrl.set_reflex_target(0.3 * sim_t, 0.0, now=now, stamp=now, track_id=2,
+                                          source_t=source_t).accepted
+    assert on_own_clock._reflex.pan_rate == pytest.approx(0.3)
+    assert on_this_clock._reflex.pan_rate <= 0.1 + 1e-9
+    # The following goals fit their targets' rates the same way.
+    follow = HeadController(HeadConfig(reflex_lead_s=0.0))
+    for i in range(8):
+        follow.update_targets([TargetView(5, 0.3 * i / 15, 0.0, 'ball')], 0.2 * i, 0.2 * i,
+                              source_t=i / 15)
+    assert follow._target_rates[5][0] == pytest.approx(0.3)
+
+
 def test_reflex_prediction_is_capped_and_can_be_turned_off():
     capped = HeadController(HeadConfig(reflex_predict_max_s=0.05, reflex_lead_s=0.0,
                                        command_timeout_s=1.0))

@@ -314,8 +314,17 @@ class HeadController:
         return CommandResult(True)
 
     def set_reflex_target(self, pan: float, tilt: float, now: float,
-                          stamp: float | None = None, track_id: int = 0) -> CommandResult:
-        """Attention's focus: the pan/tilt that centres it. Followed while no goal holds."""
+                          stamp: float | None = None, track_id: int = 0,
+                          source_t: float | None = None) -> CommandResult:
+        """Attention's focus: the pan/tilt that centres it. Followed while no goal holds.
+
+        `stamp`: when its frame was taken, on the clock of `now`. `source_t`: the same moment
+        on the frame's own clock (its header stamp), the time axis of the focus's rate fit:
+        with a simulation slower than real time, rates fitted against `now`'s clock come out
+        too small by the real-time factor, and positions a frame apart can even share a time
+        (measured: at a 0.3 real-time factor the trail kept 1-3 points and the head lagged
+        the ball by ~200 ms).
+        """
         stamp = now if stamp is None else stamp
         bad = self._check_time(stamp, now, 'reflex target')
         if bad is not None:
@@ -324,7 +333,8 @@ class HeadController:
             return CommandResult(False, reason=f'rejected reflex target: not finite '
                                                f'(pan={pan}, tilt={tilt})')
         (pan_c, tilt_c), clamped, why = self._clamp(pan, tilt)
-        rates = self._reflex_rates(float(pan), float(tilt), stamp, int(track_id))
+        axis = source_t if source_t is not None and _finite(source_t) else stamp
+        rates = self._reflex_rates(float(pan), float(tilt), axis, int(track_id))
         self._reflex = _Reflex(pan_c, tilt_c, stamp, int(track_id), *rates)
         return CommandResult(True, clamped, f'clamped reflex target: {why}' if clamped else '')
 
@@ -382,22 +392,23 @@ class HeadController:
         self._trail.clear()
 
     def update_targets(self, targets: list[TargetView], now: float,
-                       stamp: float | None = None) -> None:
+                       stamp: float | None = None, source_t: float | None = None) -> None:
         """Every target attention tracks, for TRACK_TARGET, FOCUS_INTERESTS and NOVELTY_TRACK.
 
         `stamp`: when the frame they were seen in was taken (same clock as `now`); the goals
-        that follow a target lead it by its age, as the reflex does.
+        that follow a target lead it by its age, as the reflex does. `source_t`: the frame's
+        own stamp, the time axis of the rate fits (see set_reflex_target).
         """
         self._targets = {t.track_id: t for t in targets if _finite(t.pan, t.tilt)}
         self._targets_at = now
         self._targets_stamp = now if stamp is None or not _finite(stamp) else stamp
+        axis = source_t if source_t is not None and _finite(source_t) else self._targets_stamp
         self._target_rates = {}
         for tid, t in self._targets.items():
             if not tid:
                 continue
             trail = self._target_trails.setdefault(tid, deque(maxlen=64))
-            self._target_rates[tid] = self._fit_rates(trail, self._targets_stamp, t.pan, t.tilt,
-                                                      tid)
+            self._target_rates[tid] = self._fit_rates(trail, axis, t.pan, t.tilt, tid)
         for tid in [tid for tid in self._target_trails if tid not in self._targets]:
             del self._target_trails[tid]
 

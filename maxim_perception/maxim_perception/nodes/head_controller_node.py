@@ -98,6 +98,13 @@ def _stamp_age_s(stamp, now: Time) -> float:
     return (now - Time.from_msg(stamp, clock_type=now.clock_type)).nanoseconds * 1e-9
 
 
+def _stamp_s(stamp) -> float | None:
+    """A header stamp in seconds; None for an unset stamp."""
+    if stamp.sec == 0 and stamp.nanosec == 0:
+        return None
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
 def _goal_from_msg(msg: HeadGoal, stamp: float | None) -> HeadGoalSpec:
     return HeadGoalSpec(mode=msg.mode, goal_id=msg.goal_id, requested_by=msg.requested_by,
                         pan=msg.pan, tilt=msg.tilt, track_id=msg.track_id,
@@ -325,14 +332,18 @@ class HeadControllerNode(Node):
     def _attention(self, msg: AttentionState) -> None:
         now = self._now()
         stamp = self._core_stamp(msg.header.stamp, now)
-        self.core.update_targets(_targets_from_attention(msg), now, stamp)
+        # The frame's own stamp times the rate fits: on sim time it is the simulation's clock,
+        # which a slow simulation runs behind this process's (see set_reflex_target).
+        source_t = _stamp_s(msg.header.stamp)
+        self.core.update_targets(_targets_from_attention(msg), now, stamp, source_t)
         goal = self.core.goal
         act = goal is not None and goal.mode in FOLLOWING_GOALS  # it follows a target
         if not msg.has_focus:
             self.core.clear_reflex()
         else:
             result = self.core.set_reflex_target(msg.focus_pan, msg.focus_tilt, now=now,
-                                                 stamp=stamp, track_id=msg.focus_track_id)
+                                                 stamp=stamp, track_id=msg.focus_track_id,
+                                                 source_t=source_t)
             if result.accepted and goal is None:
                 self._reflex_source = msg.header
                 act = True
