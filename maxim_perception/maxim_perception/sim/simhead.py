@@ -97,14 +97,20 @@ class SimHead:
         if not (dt > 0 and math.isfinite(dt)):
             raise ValueError(f'dt must be > 0, got {dt}')
         n = max(1, int(round(dt / self.model.opt.timestep)))
-        for _ in range(n):
-            self._move_ball()
-            mujoco.mj_step(self.model, self.data)
+        # The ball is kinematic (a mocap body): placed once where it is at the end of the
+        # step, then all n physics steps run in one call. A Python loop over the steps
+        # released and re-took the GIL n times per tick; with busy threads beside it each
+        # re-take can wait a switch interval, and the simulation fell to a third of real
+        # time (measured in the end-to-end tracking test's one process).
+        self._move_ball(self.data.time + n * self.model.opt.timestep)
+        mujoco.mj_step(self.model, self.data, n)
 
-    def _move_ball(self) -> None:
+    def _move_ball(self, t: float | None = None) -> None:
+        """Put the ball where it is at time t (default: now)."""
         pos = self._ball_centre.copy()
         if self.moving_target:
-            phase = 2 * math.pi * self.data.time / self.target_period_s
+            t = self.data.time if t is None else t
+            phase = 2 * math.pi * t / self.target_period_s
             pos[1] += self.target_radius[0] * math.sin(phase)
             pos[2] += self.target_radius[1] * math.cos(phase)
         self.data.mocap_pos[self._mocap] = pos
