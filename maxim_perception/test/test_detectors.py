@@ -56,6 +56,34 @@ def test_colour_blobs_match_ground_truth():
         assert iou(det.bbox, obj.bbox) > 0.6, (obj, det)
 
 
+def test_the_saturation_gate_finds_exactly_what_the_whole_image_does():
+    """Run only inside the saturated pixels' box, the colour ranges find the same blobs,
+    boxes and confidences as over the whole image: scenes with one colour, several, none,
+    and blobs touching the image's edges."""
+    import cv2
+
+    rng = np.random.default_rng(7)
+    frames = [SyntheticCamera().render(t) for t in (0.0, 0.4, 1.3, 2.9)]
+    one = blank(level=170)
+    cv2.circle(one, (400, 240), 38, (30, 30, 210), -1, cv2.LINE_AA)
+    frames.append(one)
+    frames.append(blank(level=120))
+    for _ in range(6):
+        img = blank(level=int(rng.integers(40, 200)))
+        for _ in range(int(rng.integers(1, 5))):
+            colour = tuple(int(c) for c in rng.integers(0, 256, 3))
+            centre_xy = (int(rng.integers(-20, 660)), int(rng.integers(-20, 500)))
+            cv2.circle(img, centre_xy, int(rng.integers(8, 80)), colour, -1)
+        frames.append(img)
+    gated, whole = ColorDetector(), ColorDetector(gate=False)
+    found = 0
+    for img in frames:
+        a, b = gated.detect(img), whole.detect(img)
+        assert a == b
+        found += len(a)
+    assert found >= 8
+
+
 def test_skin_and_grey_are_not_colour_objects():
     img = blank()
     draw_face(img, 320, 240, 90)
