@@ -39,6 +39,7 @@ from maxim_core.idle.soak import (_poisson_schedule, ACTIONS, EPOCH, fact_driven
                                   PEOPLE, SCENES, SoakConfig, UNREACHABLE, USER_GOALS,
                                   check_budgets)
 from maxim_core.llm.backend import ScriptedBackend
+from maxim_core.nodes.clients import wait_for_future
 from maxim_core.qos import EVENTS
 from maxim_interfaces.action import Generate
 from maxim_interfaces.msg import (Detection, Episode, IdleEvent, IdleProvenance, PainSignal,
@@ -202,10 +203,8 @@ class IdleGraph:
         self._stored = int(self._call(self._stats, SystemStats.Request()).episodes)
 
     def _call(self, client, request, timeout_s: float = 10.0):
-        done = threading.Event()
         future = client.call_async(request)
-        future.add_done_callback(lambda _f: done.set())
-        if not done.wait(timeout_s):
+        if not wait_for_future(future, timeout_s):
             future.cancel()
             raise GraphError(f'{client.srv_name} did not answer in {timeout_s} s')
         return future.result()

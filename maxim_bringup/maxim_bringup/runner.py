@@ -145,6 +145,29 @@ class Runner:
     def stop(self) -> None:
         import rclpy
         if self.executor is not None:
+            # Quiesce while the executor still spins (the agent's threads end, the llm's
+            # queue closes and its generation in progress is cancelled), so no goal result or
+            # service reply lands on a shut-down executor, where rclpy fails inside its own
+            # done callbacks ("never retrieved" lines at exit).
+            quiesced = False
+            for node in reversed(self.nodes):
+                quiesce = getattr(node, 'quiesce', None)
+                if not callable(quiesce):
+                    continue
+                try:
+                    quiesce()
+                    quiesced = True
+                except Exception as exc:  # noqa: BLE001 - stopping goes on regardless
+                    self.out.print(f'[yellow]{node.get_name()} did not quiesce: {exc}')
+            spinning = getattr(self, '_spinner', None) is not None and self._spinner.is_alive()
+            if quiesced and spinning:
+                time.sleep(0.3)     # the last results and replies go out
+            # Then no new work (camera frames, clock, joint states keep coming): the handlers
+            # already handed to the thread pool finish while the executor is whole.
+            for node in self.nodes:
+                self.executor.remove_node(node)
+            if spinning:
+                time.sleep(0.3)
             self.executor.shutdown(timeout_sec=5.0)
         spinner = getattr(self, '_spinner', None)
         if spinner is not None:

@@ -691,6 +691,10 @@ class AgentNode(Node):
         if self.idle is not None and self._idle_worker.is_alive():
             self._idle_worker.join(timeout=10.0)
 
+    def quiesce(self) -> None:
+        """Before the executor stops (the in-process runner calls it): stop the threads."""
+        self.stop_workers()
+
     def destroy_node(self):
         self.stop_workers()
         if self.tasks is not None:

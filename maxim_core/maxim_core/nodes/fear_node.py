@@ -11,7 +11,7 @@ from rclpy.node import Node
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 
 from maxim_core.fear.agent import FearAgent, FearConfig, Verdict
-from maxim_core.nodes.clients import GenerateBackend
+from maxim_core.nodes.clients import GenerateBackend, wait_for_future
 from maxim_interfaces.srv import PredictOutcome, ReviewAction
 
 MODES = ('passive', 'active', 'singularity', 'sim')
@@ -139,9 +139,7 @@ class FearNode(Node):
             return None
         future = self._predict.call_async(
             PredictOutcome.Request(tool_name=tool, context=context))
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        if not done.wait(self.config.nac_timeout_s):
+        if not wait_for_future(future, self.config.nac_timeout_s):
             future.cancel()
             return None
         return prediction_from_response(future.result())

@@ -153,6 +153,15 @@ class LLMNode(LifecycleNode):
             self._backend.close()
             self._backend = None
 
+    def quiesce(self) -> None:
+        """Stop serving before the executor stops (the in-process runner calls it): waiting
+        requests fail and a running one is cancelled, so every goal ends while results can
+        still be sent."""
+        self._active = False
+        if self._queue is not None:
+            self._queue.close()
+            self._queue = None
+
     def on_cleanup(self, state) -> TransitionCallbackReturn:
         self._release()
         return TransitionCallbackReturn.SUCCESS
