@@ -16,7 +16,7 @@ import threading
 import cv2
 import numpy as np
 
-from maxim_perception.attention.detectors import (_scaled, ColorDetector, DetectorError,
+from maxim_perception.attention.detectors import (ColorDetector, DetectorError, downscaled,
                                                   FaceDetector, KIND_FACE, merge_motion,
                                                   MotionDetector, RawDetection)
 from maxim_perception.attention.novelty import (NoveltyConfig, NoveltyModel, salience,
@@ -263,7 +263,7 @@ class AttentionCore:
             dets.extend(self.faces.detect(frame))
         # Colours and motion share one downscaled copy (motion shrinks it further): resizing
         # a 640x480 frame straight to motion's 160 columns costs 4x the 320-column copy.
-        small, back = _scaled(frame, self.config.detect_width)
+        small, back = downscaled(frame, self.config.detect_width)
 
         def full_size(found: list[RawDetection]) -> list[RawDetection]:
             if back == 1.0:

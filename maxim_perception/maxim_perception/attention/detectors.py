@@ -55,7 +55,7 @@ def _blobs(mask: np.ndarray) -> list[tuple[int, int, int, int, int]]:
     return out
 
 
-def _scaled(img: np.ndarray, width: int) -> tuple[np.ndarray, float]:
+def downscaled(img: np.ndarray, width: int) -> tuple[np.ndarray, float]:
     """img resized to `width` columns (never enlarged) and the factor back to the input."""
     w = img.shape[1]
     if width <= 0 or w <= width:
@@ -125,7 +125,7 @@ class FaceDetector:
 
     def detect(self, frame: np.ndarray) -> list[RawDetection]:
         _check_frame(frame)
-        small, back = _scaled(frame, self.detect_width)
+        small, back = downscaled(frame, self.detect_width)
         out = []
         if self._yunet is not None:
             self._yunet.setInputSize((small.shape[1], small.shape[0]))
@@ -195,7 +195,7 @@ class ColorDetector:
 
     def detect(self, frame: np.ndarray) -> list[RawDetection]:
         _check_frame(frame)
-        small, back = _scaled(frame, self.detect_width)
+        small, back = downscaled(frame, self.detect_width)
         hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
         min_area = self.min_area_frac * small.shape[0] * small.shape[1]
         x0 = y0 = 0
@@ -251,7 +251,7 @@ class MotionDetector:
 
     def detect(self, frame: np.ndarray) -> list[RawDetection]:
         _check_frame(frame)
-        small, back = _scaled(frame, self.detect_width)
+        small, back = downscaled(frame, self.detect_width)
         # Colour, not grey: a red thing on a grey wall can have the wall's luminance.
         blurred = cv2.GaussianBlur(small, (5, 5), 0)
         if self.method == 'mog2':

@@ -16,6 +16,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
 from maxim_interfaces.msg import AttentionState, HeadGoal, HeadState, PainSignal
+from maxim_perception.conversions import stamp_to_seconds
 from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalSpec, HeadMode,
                                            HeadStatus, PainEvent, TargetView)
 from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver,
@@ -96,13 +97,6 @@ def _stamp_age_s(stamp, now: Time) -> float:
     if stamp.sec == 0 and stamp.nanosec == 0:
         return 0.0
     return (now - Time.from_msg(stamp, clock_type=now.clock_type)).nanoseconds * 1e-9
-
-
-def _stamp_s(stamp) -> float | None:
-    """A header stamp in seconds; None for an unset stamp."""
-    if stamp.sec == 0 and stamp.nanosec == 0:
-        return None
-    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def _goal_from_msg(msg: HeadGoal, stamp: float | None) -> HeadGoalSpec:
@@ -337,7 +331,7 @@ class HeadControllerNode(Node):
         stamp = self._core_stamp(msg.header.stamp, now)
         # The frame's own stamp times the rate fits: on sim time it is the simulation's clock,
         # which a slow simulation runs behind this process's (see set_reflex_target).
-        source_t = _stamp_s(msg.header.stamp)
+        source_t = stamp_to_seconds(msg.header.stamp) or None    # None: an unset stamp
         self.core.update_targets(_targets_from_attention(msg), now, stamp, source_t)
         goal = self.core.goal
         act = goal is not None and goal.mode in FOLLOWING_GOALS  # it follows a target
