@@ -35,7 +35,6 @@ setup(
     entry_points={
         'console_scripts': [
             'maxim = maxim_bringup.cli:main',
-            'maxim_runner = maxim_bringup.runner:main',
             'console_node = maxim_bringup.nodes.console_node:main',
             'joint_command_relay = maxim_bringup.nodes.joint_command_relay:main',
         ],

@@ -85,16 +85,16 @@ def test_acceptance_idle1_all_in_backoff_fires_and_creates_no_task(graphs):
     assert p.idle_reason == IdleEvent.REASON_ALL_IN_BACKOFF
     assert p.decision_outcome == IdleProvenance.OUTCOME_THOUGHT_ONLY and not p.intent_emitted
     assert 'Idle reason: all_in_backoff; open tasks: 3; eligible: 0.' in script.idle_prompts[0]
-    assert g.agent.tasks.count() == 3
-    assert {t.origin for t in g.agent.tasks.tasks()} == {'user'}
+    assert g.agent.mind.tasks.count() == 3
+    assert {t.origin for t in g.agent.mind.tasks.tasks()} == {'user'}
 
     # The first task becomes eligible: the executor runs it, and that check is not idle.
-    steps_until(g, lambda: g.agent.idle.tasks_run >= 1, max_steps=15)
+    steps_until(g, lambda: g.agent.mind.idle.tasks_run >= 1, max_steps=15)
     ran_at = g.t
     assert not any(e.header.stamp.sec == int(ran_at) for e in g.events)
     task_episodes = [e for e in g.episodes if 'A task of yours is due' in e.perception]
     assert task_episodes and 'track ball 1' in task_episodes[0].perception
-    assert g.agent.tasks.count() == 3
+    assert g.agent.mind.tasks.count() == 3
 
 
 def test_acceptance_idle2_no_tag_no_task(graphs):
@@ -106,13 +106,13 @@ def test_acceptance_idle2_no_tag_no_task(graphs):
     p = g.provenance[0]
     assert p.decision_outcome == IdleProvenance.OUTCOME_THOUGHT_ONLY
     assert p.intent_emitted == '' and not p.intent_suppressed
-    assert g.agent.tasks.count() == 0
+    assert g.agent.mind.tasks.count() == 0
     script.idle.append('Time to look. [GOAL: look_at door 1]')
     steps_until(g, lambda: len(g.provenance) >= 2 and g.provenance[-1].intent_emitted)
     p = g.provenance[-1]
     assert p.decision_outcome == IdleProvenance.OUTCOME_INTENT_EMITTED
     assert p.intent_emitted == '[GOAL: look_at door 1]'
-    tasks = g.agent.tasks.tasks()
+    tasks = g.agent.mind.tasks.tasks()
     assert [(t.goal, t.origin) for t in tasks] == [('look_at door 1', 'idle_intent')]
 
 
@@ -127,7 +127,7 @@ def test_acceptance_idle3_drives_are_facts_never_goals(graphs):
         g = graphs(f'idle3_{label}', script, **{'idle.drives_enabled': drives})
         g.pain(0.9)
         steps_until(g, lambda: g.provenance)
-        assert g.agent.tasks.count() == 0
+        assert g.agent.mind.tasks.count() == 0
         seen[label] = (script.idle_prompts[0], record(g.provenance[0]))
     prompt_on, rec_on = seen['on']
     prompt_off, rec_off = seen['off']
@@ -160,7 +160,7 @@ def test_acceptance_idle4_third_goal_in_the_hour_is_suppressed(graphs):
     assert p[2].intent_suppressed and p[2].suppression_reason == 'rate_limit_backoff'
     assert p[2].intent_emitted == '[GOAL: look_at plant 1]'
     assert p[2].timestamp - p[0].timestamp < 3600
-    goals = {t.goal: t for t in g.agent.tasks.tasks()}
+    goals = {t.goal: t for t in g.agent.mind.tasks.tasks()}
     assert 'look_at plant 1' not in goals
     shelf = goals['look_at shelf 1']
     assert shelf.status == 'done' and shelf.origin == 'idle_intent'
@@ -239,7 +239,7 @@ def test_submit_task_refuses_bad_requests(graphs):
     assert any(e.idle_reason_name == 'manual_pause' for e in g.events)
     resumed = g.submit(op=SubmitTask.Request.OP_RESUME, task_id=added.task.task_id)
     assert resumed.accepted and resumed.task.status == resumed.task.STATUS_PENDING
-    steps_until(g, lambda: g.agent.tasks.get(added.task.task_id).status == 'done',
+    steps_until(g, lambda: g.agent.mind.tasks.get(added.task.task_id).status == 'done',
                 max_steps=3)
 
 
@@ -283,7 +283,7 @@ def test_an_idle_cycle_on_the_real_model_leaves_a_valid_record(graphs):
     assert rec['idle_reason'] == 'all_in_backoff' and rec['model'].endswith('.gguf')
     assert rec['completion_tokens'] > 0 or rec['decision_outcome'] == 'no_op'
     assert read_records(g.provenance_path) == [rec]
-    tags = [t for t in g.agent.tasks.tasks() if t.origin == 'idle_intent']
+    tags = [t for t in g.agent.mind.tasks.tasks() if t.origin == 'idle_intent']
     assert (rec['decision_outcome'] == 'intent_emitted') == bool(tags)
     if rec['intent_emitted']:
         assert parse_output(rec['intent_emitted'], allowed_actions=ACTIONS).intent is not None

@@ -143,7 +143,13 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(argv if argv is not None else sys.argv[1:])
     if argv[:1] == ['scenario']:  # the simulation orchestrator has its own command line
         from maxim_core.sim.cli import main as scenario_main
-        sys.exit(scenario_main(argv[1:]))
+        if argv[1:2] in (['list'], ['generate']):
+            sys.exit(scenario_main(argv[1:]))
+        # The agents under test think with the robot's memory system (a memory node each).
+        from maxim_bringup.scenario_memory import GraphMemory
+        with GraphMemory() as memory:
+            code = scenario_main(argv[1:], memory=memory.port)
+        sys.exit(code)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, 'command', None):

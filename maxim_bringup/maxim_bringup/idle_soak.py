@@ -198,7 +198,7 @@ class IdleGraph:
         self._publish_clock()
         self._wait_until(lambda: abs(agent.get_clock().now().nanoseconds / 1e9 - self.t)
                          < 1e-3, timeout_s, 'the agent to take the simulated clock')
-        if not agent.wait_for_idle_check(self.t, timeout_s):     # the check at the start
+        if not agent.mind.wait_for_idle_check(self.t, timeout_s):     # the check at the start
             raise GraphError('the agent did not run its first eligibility check')
         self._stored = int(self._call(self._stats, SystemStats.Request()).episodes)
 
@@ -219,21 +219,21 @@ class IdleGraph:
         episode the agent has published (the next retrieval sees them: runs repeat)."""
         self.t += float(dt)
         self._publish_clock()
-        if not self.agent.wait_for_idle_check(self.t, self.step_timeout_s):
+        if not self.agent.mind.wait_for_idle_check(self.t, self.step_timeout_s):
             raise GraphError(f'the agent did not finish its check at robot time '
                              f'{self.t - EPOCH:.0f} s within {self.step_timeout_s} s')
         self._sync_topics()
         self._sync_memory()
 
     def _sync_topics(self) -> None:
-        a = self.agent
-        self._wait_until(lambda: len(self.events) >= a.idle_events_published
-                         and len(self.provenance) >= a.provenance_published
-                         and len(self.episodes) >= a.episodes_published, 10.0,
+        n = self.agent.mind.counts
+        self._wait_until(lambda: len(self.events) >= n['idle_events']
+                         and len(self.provenance) >= n['provenance_records']
+                         and len(self.episodes) >= n['episodes_sent'], 10.0,
                          'the probe to receive what the agent published')
 
     def _sync_memory(self) -> None:
-        published = self.agent.episodes_published
+        published = self.agent.mind.counts['episodes_sent']
         if published == self._synced:
             return
         want = min(self._stored + published - self._synced, self._capacity)
@@ -250,12 +250,12 @@ class IdleGraph:
     def pain(self, intensity: float, source: str = 'head_pan_joint',
              description: str = 'the pan servo stalled against its limit') -> None:
         """Publish a pain signal and wait until the agent has felt it."""
-        before = self.agent.pains_received
+        before = self.agent.mind.counts['pains_received']
         msg = PainSignal(pain_type=PainSignal.TYPE_JOINT_LIMIT, type_name='joint_limit',
                          intensity=float(intensity), source=source, description=description)
         msg.header.stamp = _stamp(self.t)
         self._pain.publish(msg)
-        self._wait_until(lambda: self.agent.pains_received > before, 10.0,
+        self._wait_until(lambda: self.agent.mind.counts['pains_received'] > before, 10.0,
                          'the agent to receive the pain signal')
 
     def submit(self, goal: str = '', op: int = SubmitTask.Request.OP_ADD, task_id: str = '',
@@ -269,14 +269,14 @@ class IdleGraph:
     def percept(self, narrative: str, people=(), objects=(), salience: float = 0.6,
                 source: int = Percept.SOURCE_VISION) -> None:
         """Publish a percept and wait until the agent has taken it in."""
-        before = self.agent.percepts_received
+        before = self.agent.mind.counts['percepts_received']
         msg = Percept(percept_id=f'p{int(self.t)}-{before}', source=source,
                       source_name='idle_probe', narrative=narrative, salience=float(salience),
                       novelty=0.5, people=[Detection(label=p) for p in people],
                       objects=[Detection(label=o) for o in objects])
         msg.header.stamp = _stamp(self.t)
         self._percepts.publish(msg)
-        self._wait_until(lambda: self.agent.percepts_received > before, 10.0,
+        self._wait_until(lambda: self.agent.mind.counts['percepts_received'] > before, 10.0,
                          'the agent to receive the percept')
 
     def wait_for(self, condition, timeout_s: float = 10.0, what: str = 'a message') -> None:
@@ -298,7 +298,7 @@ class IdleGraph:
             return
         self._closed = True
         if self._spin is not None:
-            self.agent.stop_workers()      # while spinning: calls in flight get answers
+            self.agent.mind.stop()      # while spinning: calls in flight get answers
             self._spinning.clear()
             self._spin.join(timeout=10.0)
         self.executor.shutdown(timeout_sec=5.0)
@@ -359,15 +359,15 @@ def run_graph_soak(workdir: str, label: str, soak: SoakConfig | None = None,
                 pains.pop(0)
                 g.pain(0.9)
             g.step(soak.tick_s)
-            task_rows_max = max(task_rows_max, g.agent.tasks.count())
+            task_rows_max = max(task_rows_max, g.agent.mind.tasks.count())
             if log is not None and tick % 30 == 29:
-                log(f'{label}: {tick + 1}/{ticks} steps, {g.agent.idle.cycles} idle cycles, '
+                log(f'{label}: {tick + 1}/{ticks} steps, {g.agent.mind.idle.cycles} idle cycles, '
                     f'{time.monotonic() - wall0:.0f} s')
         memory = g.memory_counts()
-        origins = Counter(t.origin for t in g.agent.tasks.tasks())
-        statuses = Counter(t.status for t in g.agent.tasks.tasks())
-        cycles, tasks_run = g.agent.idle.cycles, g.agent.idle.tasks_run
-        idle_checks = g.agent.idle.idle_checks
+        origins = Counter(t.origin for t in g.agent.mind.tasks.tasks())
+        statuses = Counter(t.status for t in g.agent.mind.tasks.tasks())
+        cycles, tasks_run = g.agent.mind.idle.cycles, g.agent.mind.idle.tasks_run
+        idle_checks = g.agent.mind.idle.idle_checks
         topic_records = len(g.provenance)
         kinds = Counter('idle' if e.mode == 'idle' else
                         'task' if e.perception.startswith('A task of yours') else 'percept'

@@ -226,8 +226,3 @@ def run(config: RunConfig, console: Console | None = None) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         runner.out.print('[dim]stopped[/]')
-
-
-def main() -> None:
-    from maxim_bringup.cli import main as cli_main
-    cli_main()

@@ -7,9 +7,9 @@ SubmitTask, IdleEvent, IdleProvenance, and memory answers as idle retrieval even
 
 import json
 
-from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, LLMError, STOP_CANCELLED,
-                                    STOP_EOS, STOP_LENGTH, TIMEOUT, UNAVAILABLE)
-from maxim_core.llm.llama import GrammarCompileError, STOP_TIMEOUT
+from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, GrammarCompileError,
+                                    LLMError, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
+                                    STOP_TIMEOUT, TIMEOUT, UNAVAILABLE)
 from maxim_core.llm.queue import GenerateRequest, QueueFullError
 
 
@@ -208,3 +208,71 @@ def recall_to_events(answer: dict, known: dict | None = None) -> list[dict]:
                        'salience': float(extra.get('salience', 0.0))})
     events.sort(key=lambda ev: ev['timestamp'])
     return events
+
+
+# The agent node's surface: Mind records <-> messages (the node passes the message objects).
+
+_SOURCES = {0: 'vision', 1: 'user', 2: 'simulation', 3: 'system', 4: 'body'}
+
+
+def clean_text(text: str, limit: int = 0) -> str:
+    """Text that a message can carry: lone surrogates (a model may emit them) replaced."""
+    text = str(text).encode('utf-8', 'replace').decode('utf-8')
+    return text[:limit] if limit else text
+
+
+def msg_to_percept(msg):
+    """A Percept message as the agent loop's Percept."""
+    from maxim_core.agent.loop import Percept
+    return Percept(narrative=msg.narrative or 'Nothing in particular.',
+                   percept_id=msg.percept_id, source=_SOURCES.get(msg.source, 'vision'),
+                   objects=[d.label for d in msg.objects], people=[d.label for d in msg.people],
+                   novelty=float(msg.novelty), salience=float(msg.salience))
+
+
+def thought_to_msg(t, msg):
+    for key, value in (('deliberation_id', t.deliberation_id), ('kind', int(t.kind)),
+                       ('status', int(t.status)), ('status_msg', clean_text(t.status_msg)),
+                       ('cycle', int(t.cycle)), ('max_cycles', int(t.max_cycles)),
+                       ('text', clean_text(t.text)), ('salience', float(t.salience)),
+                       ('enriched_by', list(t.enriched_by)),
+                       ('experience', clean_text(t.experience)),
+                       ('ready_to_act', bool(t.ready_to_act)), ('converged', bool(t.converged)),
+                       ('jaccard_previous', float(t.jaccard_previous)),
+                       ('action_json', clean_text(json.dumps(t.action)) if t.action else ''),
+                       ('enrichment_s', float(t.enrichment_s)), ('llm_s', float(t.llm_s)),
+                       ('cycle_s', float(t.cycle_s)), ('prompt_tokens', int(t.prompt_tokens)),
+                       ('completion_tokens', int(t.completion_tokens))):
+        setattr(msg, key, value)
+    return msg
+
+
+def run_to_call(run, msg, deliberation_id: str = ''):
+    msg.call_id, msg.deliberation_id = run.call_id, deliberation_id
+    msg.tool_name, msg.requested_name = run.tool, clean_text(run.requested_name, 200)
+    msg.arguments_json = clean_text(json.dumps(run.args))
+    msg.introspection = bool(run.introspection)
+    return msg
+
+
+def run_to_result(run, msg, deliberation_id: str = ''):
+    run_to_call(run, msg.call, deliberation_id)
+    msg.success, msg.output = bool(run.success), clean_text(run.output, 4000)
+    msg.blocked, msg.blocked_reason = bool(run.blocked), clean_text(run.blocked_reason)
+    msg.blocked_by, msg.verified = int(run.blocked_layer), bool(run.verified)
+    msg.verification = clean_text(run.verification)
+    msg.error_code, msg.error_msg = int(run.error_code), clean_text(run.error_msg, 2000)
+    msg.duration_s = float(run.duration_s)
+    return msg
+
+
+def record_to_msg(record, msg):
+    """A Mind record (EpisodeRecord, HeadGoalCommand, PainReport: dataclasses whose fields
+    are the message's) as its message."""
+    from dataclasses import fields
+    known = msg.get_fields_and_field_types()
+    for f in fields(record):
+        if f.name in known:
+            value = getattr(record, f.name)
+            setattr(msg, f.name, clean_text(value) if isinstance(value, str) else value)
+    return msg

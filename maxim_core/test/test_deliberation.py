@@ -55,8 +55,8 @@ def memory():
         asked.append(text)
         return 'A person waved at you yesterday\nYou greeted them'
 
-    pipe = BioEnrichmentPipeline({'hippocampus': hippocampus,
-                                  'nac': lambda t: 'greeting a waving person -> 80% positive'})
+    pipe = BioEnrichmentPipeline({'episodes': hippocampus,
+                                  'values': lambda t: 'greeting a waving person -> 80% positive'})
     pipe.asked = asked
     yield pipe
     pipe.close()
@@ -77,7 +77,7 @@ def test_not_ready_feeds_the_reasoning_back_until_ready(memory):
     assert '- Memory: A person waved at you yesterday' in backend.prompts[1]
     assert '[Cycle 1]' not in backend.prompts[0]
     t1, t2 = res.thoughts
-    assert t1.enriched_by == ['hippocampus', 'nac'] and t1.status == STATUS_OK
+    assert t1.enriched_by == ['episodes', 'values'] and t1.status == STATUS_OK
     assert t1.salience == pytest.approx(0.3 * 2 / 4 + 0.3 * 2 / 5 + 0.4)
     assert t2.jaccard_previous < 0.8 and not t2.converged and t2.ready_to_act
     assert json.loads(t2.action_json) == action and t1.action_json == ''
@@ -326,7 +326,7 @@ def test_gated_and_the_thought_stream_rendering(memory):
     lines = text.splitlines()
     assert lines[0] == '-- not thinking: salience 0.20 below threshold 0.40'
     assert lines[1] == ''
-    assert lines[2].startswith('-- Cycle 1/3  ') and 'enriched: hippocampus, nac' in lines[2]
+    assert lines[2].startswith('-- Cycle 1/3  ') and 'enriched: episodes, values' in lines[2]
     assert f's={res.thoughts[0].salience:.2f}' in lines[2]
     assert lines[3] == '  I notice a person waving at the door'
     assert 'J=' in lines[4] and lines[-1] == '  => ready to act: look_at {"pan": 0.4, "tilt": 0.0}'

@@ -14,37 +14,61 @@ def test_answers_are_labelled_in_canonical_order_and_counted():
         asked.append(text)
         return 'You greeted a waving person yesterday\n- People wave to be seen'
 
-    pipe = BioEnrichmentPipeline({'nac': lambda t: 'greeting -> 80% positive',
-                                  'hippocampus': hippocampus,
-                                  'ec': lambda t: 'A similar scene at the door'})
+    pipe = BioEnrichmentPipeline({'values': lambda t: 'greeting -> 80% positive',
+                                  'episodes': hippocampus,
+                                  'similar': lambda t: 'A similar scene at the door'})
     try:
         out = pipe.enrich('a person waves')
     finally:
         pipe.close()
     assert asked == ['a person waves']
-    assert out.sources == ['hippocampus', 'nac', 'ec'] and out.sections == 3
+    assert out.sources == ['episodes', 'similar', 'values'] and out.sections == 3
     assert out.text.splitlines() == ['- Memory: You greeted a waving person yesterday',
                                      '- Memory: People wave to be seen',
-                                     '- Prediction: greeting -> 80% positive',
-                                     '- Similar situation: A similar scene at the door']
-    assert out.memories == 3                     # hippocampus 2 + ec 1
-    assert out.skipped == {'concepts': 'absent', 'motor': 'absent', 'scn': 'absent'}
+                                     '- Similar situation: A similar scene at the door',
+                                     '- What works here: greeting -> 80% positive']
+    assert out.memories == 3                     # episodes 2 + similar 1
+    assert out.skipped == {c: 'absent' for c in ('concepts', 'knowledge', 'predictions',
+                                                 'motor', 'rhythms')}
+
+
+def test_one_provider_answers_several_channels_and_gets_the_situation():
+    seen = []
+
+    def memory(query):
+        seen.append((str(query), query.objects, query.goal, query.tools, query.context_key))
+        return {'episodes': 'the red ball rolled away [shares ball, red]',
+                'concepts': '', 'knowledge': None,
+                'predictions': 'Predicted: track_target succeeds [episodes with ball]'}
+
+    pipe = BioEnrichmentPipeline({'memory': memory, 'motor': lambda q: None})
+    try:
+        out = pipe.enrich('a red ball', objects=['ball'], goal='play', tools=['move'],
+                          context_key='ball')
+    finally:
+        pipe.close()
+    assert seen == [('a red ball', ('ball',), 'play', ('move',), 'ball')]
+    assert out.sources == ['episodes', 'predictions'] and out.sections == 2
+    assert out.skipped['concepts'] == out.skipped['knowledge'] == 'nothing relevant'
+    assert out.skipped['motor'] == 'nothing relevant' and 'episodes' not in out.skipped
+    assert out.text.splitlines()[1] == ('- Prediction: Predicted: track_target succeeds '
+                                        '[episodes with ball]')
 
 
 def test_failures_and_empty_answers_are_reported_not_raised():
     def broken(text):
         raise ConnectionError('memory service gone')
 
-    pipe = BioEnrichmentPipeline({'hippocampus': broken, 'nac': lambda t: None,
-                                  'ec': lambda t: 42, 'scn': lambda t: 'It is evening'},
+    pipe = BioEnrichmentPipeline({'episodes': broken, 'values': lambda t: None,
+                                  'similar': lambda t: 42, 'rhythms': lambda t: 'It is evening'},
                                  expected=())
     try:
         out = pipe.enrich('x')
-        assert out.sources == ['scn'] and out.text == '- Time: It is evening'
-        assert out.skipped['hippocampus'].startswith('failed: ConnectionError')
-        assert out.skipped['nac'] == 'nothing relevant'
-        assert 'int' in out.skipped['ec']
-        assert pipe.enrich('   ').skipped['scn'] == 'nothing to ask about'
+        assert out.sources == ['rhythms'] and out.text == '- Time: It is evening'
+        assert out.skipped['episodes'].startswith('failed: ConnectionError')
+        assert out.skipped['values'] == 'nothing relevant'
+        assert 'int' in out.skipped['similar']
+        assert pipe.enrich('   ').skipped['rhythms'] == 'nothing to ask about'
     finally:
         pipe.close()
 

@@ -44,8 +44,8 @@ def test_idle_parameters_are_declared_with_the_core_defaults(ctx, tmp_path):
         spacing = descriptors[names.index('idle.budgets.min_goal_spacing_s')]
         assert spacing.type == ParameterType.PARAMETER_DOUBLE
         assert spacing.floating_point_range[0].from_value == 0.0
-        assert node.idle_settings.idle.budgets.max_goals_per_hour_in_backoff == 2
-        assert node.tasks is not None and node.tasks.path == str(tmp_path / 't.db')
+        assert node.mind.config.idle.idle.budgets.max_goals_per_hour_in_backoff == 2
+        assert node.mind.tasks is not None and node.mind.tasks.path == str(tmp_path / 't.db')
     finally:
         node.destroy_node()
 
@@ -59,7 +59,7 @@ def test_idle_disabled_keeps_no_tasks(ctx, tmp_path):
     from maxim_interfaces.srv import SubmitTask
     node = _agent(ctx, tmp_path, **{'idle.enabled': False})
     try:
-        assert node.tasks is None and node.idle is None
+        assert node.mind.tasks is None and node.mind.idle is None
         response = node._on_submit_task(
             SubmitTask.Request(op=SubmitTask.Request.OP_ADD), SubmitTask.Response())
         assert not response.accepted and 'idle.enabled is false' in response.error_msg

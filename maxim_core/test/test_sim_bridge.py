@@ -186,7 +186,9 @@ def test_the_prompt_names_the_scene_actions_and_holds_no_example_to_copy(bridges
     hint = 'What this scene lets you do: greet_guard, sneak_past_guard, wake_guard'
     assert b.scene_hint() == hint
     # Next to the percept (the changing part), not only in the manifest far above.
-    assert prompt.index(hint) > prompt.index('Your tools (the only actions')
+    manifest = [i for i in (prompt.find('Your tools (the only actions'),
+                            prompt.find('Your other tools')) if i >= 0]
+    assert manifest and prompt.index(hint) > max(manifest)
     assert prompt.index(hint) < prompt.index('What you perceive now: A guard sleeps')
     # No concrete answer or argument the model could copy into another scene.
     assert 'example:' not in prompt and 'e.g.' not in prompt
@@ -195,7 +197,8 @@ def test_the_prompt_names_the_scene_actions_and_holds_no_example_to_copy(bridges
     shell = make(bridges, clock, [NOTHING], allowed_tools=['bash', 'read_file', 'respond'])
     shell.send_message('The disk is full.')
     prompt = shell.deliberator.backend.prompts[0]
-    assert '- read_file:' in prompt and 'notes.txt' not in prompt and 'example:' not in prompt
+    # The learned index shows read_file in full or by name; never with its example.
+    assert 'read_file' in prompt and 'notes.txt' not in prompt and 'example:' not in prompt
     # The robot's own table keeps its examples.
     assert 'notes.txt' in TOOL_DESCRIPTIONS['read_file']['example']
 
@@ -213,11 +216,13 @@ def test_aut_role_tools_and_deregistered_robot_tools(bridges, clock):
 
 
 def test_unknown_tool_name_is_not_executed(bridges, clock):
-    # Under the schema the model cannot name an inactive tool: the deliberation fails
-    # unparsable after its retry budget and nothing runs.
+    # The robot's own mind: a name that is no tool of the AUT's role is resolved by the
+    # loop, reported with the tools offered, and nothing runs.
     b = make(bridges, clock, [act('move', {'pan': 1.0})], allowed_tools=['say'])
     turn = b.send_message('Look left.')
-    assert turn.actions == [] and turn.failures == ['unparsable']
+    assert turn.actions and all(not a.success and "unknown tool 'move'" in a.error_msg
+                                for a in turn.actions)
+    assert b.loop.unknown_tool_calls == len(turn.actions)
 
 
 def test_close_drains_queued_percepts_and_refuses_new_messages(bridges, clock):

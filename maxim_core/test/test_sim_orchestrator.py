@@ -14,7 +14,7 @@ from maxim_core.sim.orchestrator import (analyze, APPROACHES, approach_messages,
                                          ORCHESTRATOR_TOOL_CLASSES, OrchestratorAgent,
                                          orchestrator_registry, role_tools,
                                          SimulationSession)
-from maxim_core.sim.scenario import Scenario
+from maxim_core.sim.scenario import generate_scenario, Scenario
 from maxim_core.tools.base import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE, ToolError
 from maxim_core.tools.scope import ToolExecutor
 
@@ -37,7 +37,7 @@ class Sim:
         self.judge = ScriptedBackend(judge_script, clock=self.clock) if judge_script else None
         self.made = []
         self.session = SimulationSession(self.make_aut, goal, self.judge, grace_s=1.0,
-                                         clock=self.clock)
+                                         generate=generate_scenario, clock=self.clock)
         self.tools = ToolExecutor(orchestrator_registry(self.session))
 
     def make_aut(self, goal, fresh):

@@ -99,14 +99,14 @@ def test_judge_tools_answer_on_the_real_model(backend, tmp_path):
     orchestrator's tools with the real model as the judge (the AUT replays its script)."""
     from maxim_core.llm.backend import ScriptedBackend
     from maxim_core.sim.orchestrator import orchestrator_registry, SimulationSession
-    from maxim_core.sim.scenario import aut_factory
+    from maxim_core.sim.scenario import aut_factory, generate_scenario
     from maxim_core.tools.base import ERROR_UNAVAILABLE
     from maxim_core.tools.scope import ToolExecutor
 
     scenario = find_scenario('sleeping_guard')
     make_aut = aut_factory(scenario, ScriptedBackend(list(scenario.script)),
                            {'settle_s': 0.1})
-    session = SimulationSession(make_aut, scenario.goal, backend,
+    session = SimulationSession(make_aut, scenario.goal, backend, generate=generate_scenario,
                                 scenario_dir=str(tmp_path), judge_timeout_s=60.0)
     tools = ToolExecutor(orchestrator_registry(session))
     try:

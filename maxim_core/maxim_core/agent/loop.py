@@ -82,6 +82,7 @@ class ToolRun:
     error_code: int = 0          # ToolResult.ERROR_* values
     error_msg: str = ''
     duration_s: float = 0.0
+    data: dict = field(default_factory=dict)   # the tool's structured output
 
 
 @dataclass
@@ -155,11 +156,12 @@ class AgentLoop:
         self.unknown_tool_calls = 0      # actions naming no registered tool (nor an alias)
         self.resolved_aliases = 0        # actions whose name resolved to another tool's
 
-    def context_text(self) -> str:
+    def context_text(self, goal: str | None = None) -> str:
         """Recent outcomes and learned causal links, for the next deliberation."""
         lines = []
-        if self.goal:
-            lines.append(f'Current goal: {self.goal}')
+        goal = self.goal if goal is None else goal
+        if goal:
+            lines.append(f'Current goal: {goal}')
         if self.recent:
             lines.append('Your last actions:')
             for run in self.recent:
@@ -172,17 +174,21 @@ class AgentLoop:
             lines.extend(f'- {note}' for note in self.causal_notes[:5])
         return '\n'.join(lines)
 
-    def step(self, percept: Percept) -> LoopResult:
+    def step(self, percept: Percept, *, goal: str | None = None,
+             think_options: dict | None = None) -> LoopResult:
+        """One pass. `goal` overrides the standing goal for this pass only (a task's turn, a
+        Deliberate request); `think_options` go to `think` as keywords."""
         t0 = self.clock()
-        context = self.context_text()
-        key = context_key(percept, self.goal)
-        decision = self.think(percept, context)
+        goal = self.goal if goal is None else goal
+        context = self.context_text(goal)
+        key = context_key(percept, goal)
+        decision = self.think(percept, context, **(think_options or {}))
         if decision.status == 'gated' and not self.config.record_gated:
             return LoopResult(percept, decision, None, None)
         run = None
         if decision.action and decision.status not in FAILED_STATUSES:
             run = self._act(decision, context, key)
-        episode = self._episode(percept, decision, run, self.clock() - t0, key)
+        episode = self._episode(percept, decision, run, self.clock() - t0, key, goal)
         self.record_episode(episode)
         return LoopResult(percept, decision, run, episode)
 
@@ -232,7 +238,7 @@ class AgentLoop:
         return run
 
     def _episode(self, percept: Percept, decision: Decision, run: ToolRun | None,
-                 duration_s: float, key: str) -> dict:
+                 duration_s: float, key: str, goal: str) -> dict:
         if run is None:
             success = decision.status not in FAILED_STATUSES
             valence = 0.0
@@ -251,7 +257,7 @@ class AgentLoop:
             'detected_people': list(percept.people),
             'salience': float(percept.salience),
             'novelty': float(percept.novelty),
-            'goal': self.goal,
+            'goal': goal,
             'mode': self.config.mode,
             'context_json': json.dumps({'context': key, 'percept_id': percept.percept_id,
                                         'source': percept.source,

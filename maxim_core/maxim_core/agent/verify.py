@@ -20,7 +20,7 @@ class WorldVerifier:
                  settle_timeout_s: float = 3.0, poll_s: float = 0.05,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 limits: dict | None = None):
+                 limits: dict | None = None, root: str = '.'):
         self.head_position = head_position
         self.tolerance = tolerance_rad
         self.settle_timeout_s = settle_timeout_s
@@ -28,15 +28,20 @@ class WorldVerifier:
         self.clock = clock
         self.sleep = sleep
         self.limits = limits or {'pan': (-2.6, 2.6), 'tilt': (-0.8, 0.8)}
+        self.root = root      # the filesystem tools' sandbox root: relative paths start here
 
-    def __call__(self, run) -> 'tuple[bool, str] | None':
+    def __call__(self, run, start=None) -> 'tuple[bool, str] | None':
+        """`start` is where the head was when the call was made (read before the command was
+        sent: a relative move is relative to that, not to where the head is by now)."""
         check = getattr(self, f'_verify_{run.tool}', None)
-        return check(run) if check else None
+        if check is None:
+            return None
+        return check(run, start) if run.tool == 'move' else check(run)
 
-    def _verify_move(self, run):
+    def _verify_move(self, run, start=None):
         if self.head_position is None:
             return None
-        start = self.head_position()
+        start = start if start is not None else self.head_position()
         if start is None:
             return False, 'no joint states from the head'
         pan, tilt = float(run.args.get('pan', start[0])), float(run.args.get('tilt', start[1]))
@@ -62,8 +67,11 @@ class WorldVerifier:
         content = run.args.get('content')
         if not isinstance(path, str) or not isinstance(content, str):
             return None
+        path = os.path.expanduser(path)
+        if not os.path.isabs(path):
+            path = os.path.join(os.path.expanduser(self.root), path)
         try:
-            with open(os.path.expanduser(path), encoding='utf-8') as f:
+            with open(path, encoding='utf-8') as f:
                 actual = f.read()
         except OSError as exc:
             return False, f'cannot read {path} back: {exc.strerror}'

@@ -358,8 +358,12 @@ class Deliberator:
                    *, goal: str = '', context: str = '', max_cycles: int = 0,
                    on_thought: Callable[[Thought], None] | None = None,
                    cancel: Callable[[], bool] | None = None,
-                   deliberation_id: str | None = None) -> DeliberationResult:
+                   deliberation_id: str | None = None,
+                   situation: Mapping[str, Any] | None = None) -> DeliberationResult:
         """Deliberate on `percept` with `tools` active (a callable is asked every cycle).
+
+        `situation` (objects, people, goal, tools, context_key) goes with every enrichment
+        query, so memory answers about what is in view and not only about the words.
 
         One deliberation at a time per Deliberator (the node runs them on one worker).
         """
@@ -384,7 +388,8 @@ class Deliberator:
             try:
                 if cancelled():
                     raise _Failure(OUT_CANCELLED, f'cancelled before cycle {cycle}')
-                enr = self.enrichment.enrich(enrich_text) if self.enrichment else Enrichment()
+                enr = (self.enrichment.enrich(enrich_text, **dict(situation or {}))
+                       if self.enrichment else Enrichment())
                 t_enriched = self.clock()
                 if entries:
                     entries[-1].experience = enr.text

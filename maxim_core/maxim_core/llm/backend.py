@@ -15,6 +15,7 @@ from typing import Callable, Protocol, Sequence
 STOP_EOS = 'stop'          # end of sequence or a stop string
 STOP_LENGTH = 'length'     # max_tokens reached
 STOP_CANCELLED = 'cancelled'
+STOP_TIMEOUT = 'timeout'   # only when a `deadline` was given and passed
 
 # LLMError codes.
 TIMEOUT = 'timeout'
@@ -35,6 +36,13 @@ class LLMError(RuntimeError):
         super().__init__(f'{code}: {message}')
         self.code = code
         self.message = message
+
+
+class GrammarCompileError(LLMError):
+    """The GBNF grammar or JSON schema of a request did not compile (a bad request)."""
+
+    def __init__(self, message: str):
+        super().__init__(BAD_REQUEST, message)
 
 
 @dataclass

@@ -23,21 +23,13 @@ from typing import Callable, Sequence
 import llama_cpp
 import numpy as np
 
-from maxim_core.llm.backend import (BAD_REQUEST, Completion, LLMError, MODEL_ERROR,
-                                    STOP_CANCELLED, STOP_EOS, STOP_LENGTH, TokenCallback,
-                                    UNAVAILABLE)
+from maxim_core.llm.backend import (BAD_REQUEST, Completion, GrammarCompileError, LLMError,
+                                    MODEL_ERROR, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
+                                    STOP_TIMEOUT, TokenCallback, UNAVAILABLE)
 
-STOP_TIMEOUT = 'timeout'   # only when a `deadline` was given and passed
 _GRAMMAR_CACHE_SIZE = 16
 _TOKEN_DTYPE = np.dtype([('id', np.int32), ('logit', np.float32), ('p', np.float32)],
                         align=True)
-
-
-class GrammarCompileError(LLMError):
-    """The GBNF grammar or JSON schema of a request did not compile (a bad request)."""
-
-    def __init__(self, message: str):
-        super().__init__(BAD_REQUEST, message)
 
 
 @dataclass

@@ -19,8 +19,8 @@ from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, Completion, LL
                                     TIMEOUT, UNAVAILABLE)
 from maxim_interfaces.action import Generate
 from maxim_interfaces.msg import ToolCall
-from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
-                                  PredictOutcome, ReviewAction, SceneSummary,
+from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecall,
+                                  PainHistory, PredictOutcome, ReviewAction, SceneSummary,
                                   SimilaritySearch, SystemStats, TemporalPatterns, Tokenize)
 
 _GENERATE_ERRORS = {
@@ -181,6 +181,7 @@ QUERY_SERVICES = {
     'temporal_patterns': ('memory/temporal_patterns', TemporalPatterns),
     'concept_query': ('memory/concept_query', ConceptQuery),
     'system_stats': ('memory/system_stats', SystemStats),
+    'enrich': ('memory/enrich', Enrich),
     'scene_summary': ('perception/scene_summary', SceneSummary),
 }
 
@@ -236,6 +237,8 @@ class ServiceQuery:
             return {'available': True, 'error_code': 255,
                     'error_msg': f'{QUERY_SERVICES[name][0]} did not answer in {timeout_s} s'}
         return msg_to_dict(future.result())
+
+    query = __call__    # the Mind's MemoryPort
 
 
 class FearClient:

@@ -102,7 +102,8 @@ class PromptBuilder:
     def __init__(self, count_tokens: Callable[[str], int], *, identity: Section | None = None,
                  preamble: str = PFC_PREAMBLE, rules: str = FOUNDATIONAL_RULES,
                  mode_context: str = '', response_format: str = RESPONSE_FORMAT,
-                 tool_table: Mapping[str, Any] | None = None, separator: str = '\n\n'):
+                 tool_table: Mapping[str, Any] | None = None, separator: str = '\n\n',
+                 manifest: Callable[[Sequence[Any]], list[Section]] | None = None):
         if not callable(count_tokens):
             raise TypeError('count_tokens must be a callable str -> int (the model tokenizer)')
         self.count_tokens = count_tokens
@@ -115,6 +116,9 @@ class PromptBuilder:
         self.response_format = response_format
         self.tool_table = dict(tool_table or {})
         self.separator = separator
+        # tools -> manifest sections (the mind's LearnedToolIndex: matched tools in full, the
+        # rest by name); without it every active tool is described in full.
+        self.manifest = manifest
         self._counts: dict[str, int] = {}
 
     def _count(self, text: str) -> int:
@@ -133,7 +137,11 @@ class PromptBuilder:
             out.append(Section('pfc_preamble', self.preamble, Priority.CRITICAL, stable=True))
         if self.rules:
             out.append(Section('rules', self.rules, Priority.CRITICAL, stable=True))
-        out.append(tool_manifest_section(tools, self.tool_table))
+        if self.manifest is not None:
+            out += [Section(s.name, s.text, s.priority, stable=True)
+                    for s in self.manifest(tools)]
+        else:
+            out.append(tool_manifest_section(tools, self.tool_table))
         if self.mode_context:
             out.append(Section('mode_context', self.mode_context, Priority.NICE_TO_HAVE,
                                stable=True))

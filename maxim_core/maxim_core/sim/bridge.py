@@ -1,9 +1,11 @@
 """The SimulationBridge: an agent-under-test (AUT) run in-process, driven by messages.
 
-The AUT is the real agent loop (perceive -> think -> resolve -> review -> execute -> episode)
-on a Deliberator, a tool registry for the AUT's role (robot tools deregistered, the
-narrative tools added, filesystem sandboxed in a private workspace), the FearAgent's review
-plus pain inhibition of bodily actions, and a memory of its own for the session.
+The AUT is the robot's own Mind (maxim_core.mind: working memory, ThoughtGate, enrichment,
+deliberator, learned tool index, cerebellum, energy, the agent loop) with text-world ports: a
+tool registry for the AUT's role (robot tools deregistered, the narrative tools added,
+filesystem sandboxed in a private workspace), the FearAgent's review plus pain inhibition of
+bodily actions, and a memory of its own for the session. Every message is addressed to the
+AUT, so each is thought about (force: the gate never drops a turn).
 
 send_message(text) injects a percept and lets the AUT respond: every action's result comes
 back as the next percept, so multi-step responses unfold (recall -> say -> open), until the
@@ -22,14 +24,12 @@ import time
 from typing import Any, Callable, Iterable, Mapping
 import uuid
 
-from maxim_core.agent.loop import (AgentLoop, Decision, FAILED_STATUSES, LoopConfig, Percept,
-                                   ToolRun)
-from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
+from maxim_core.agent.loop import FAILED_STATUSES, Percept, ToolRun
+from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.deliberation.energy import EnergyBudget
-from maxim_core.deliberation.enrichment import BioEnrichmentPipeline
 from maxim_core.fear import FearAgent, FearConfig
 from maxim_core.llm.backend import Backend
-from maxim_core.prompt.builder import identity_section, PromptBuilder
+from maxim_core.mind import EpisodeRecord, EventSink, Mind, MindConfig
 from maxim_core.prompt.tools import ToolDescription
 from maxim_core.sim.components import ComponentIndex
 from maxim_core.sim.memory import SimMemory
@@ -186,7 +186,7 @@ class SimulationBridge:
                  workspace: str | None = None,
                  grammar_for: Callable[[dict], str] | None = None,
                  index: ComponentIndex | None = None, name: str = 'aut',
-                 on_thought: Callable | None = None,
+                 on_thought: Callable | None = None, memory_port: Any = None,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep):
         self.config = config
@@ -198,10 +198,20 @@ class SimulationBridge:
         self._own_workspace = workspace is None
         self.workspace = workspace or tempfile.mkdtemp(prefix=f'maxim-sim-{name}-')
         self.memory = SimMemory(EnergyBudget(clock=clock), clock=clock)
+        # The robot's own memory system (a MemoryPort with `capture(episode)`), when the
+        # composing package gives one: the Mind's enrichment and the introspection tools ask
+        # it, and every episode is captured there too. The session memory keeps what only a
+        # narrative has (seeded lines, pain inhibition, the narrative recall tool).
+        self.memory_port = memory_port
         for text in memories:
             self.memory.seed(text)
-        self.registry = build_tool_registry(mode=config.mode, root=self.workspace,
-                                            query=self.memory.query)
+            if memory_port is not None:
+                memory_port.capture(EpisodeRecord(uuid.uuid4().hex, run_id=name,
+                                                  perception=text, mode='seed',
+                                                  outcome='remembered', success=True))
+        self.registry = build_tool_registry(
+            mode=config.mode, root=self.workspace,
+            query=memory_port.query if memory_port is not None else self.memory.query)
         for tool_name in SIM_DEREGISTERED:
             if tool_name in self.registry:
                 self.registry.unregister(tool_name)
@@ -231,21 +241,30 @@ class SimulationBridge:
             self.fear = FearAgent(FearConfig(mode=config.mode, sandbox_root=self.workspace))
             review = self._fear_review
         self._review = review
-        builder = PromptBuilder(lambda text: len(backend.tokenize(text)),
-                                identity=identity_section(body=SIM_BODY, simulation=True),
-                                response_format=SIM_RESPONSE_FORMAT,
-                                tool_table=self.registry.descriptions)
-        self.enrichment = BioEnrichmentPipeline({'hippocampus': self._hippocampus},
-                                                budget_s=1.0, clock=clock)
-        self.deliberator = Deliberator(
-            backend, builder, self.enrichment,
-            DeliberationConfig(max_cycles=config.max_cycles, max_tokens=config.max_tokens,
-                               temperature=config.temperature, seed=config.seed,
-                               retries=config.retries, llm_timeout_s=config.llm_timeout_s),
-            grammar_for=grammar_for, energy=self.memory.energy, clock=clock)
-        self.loop = AgentLoop(LoopConfig(mode='simulation', run_id=name), self._think,
-                              self.executor.resolve, self._gate, self._execute,
-                              self._record, clock=clock)
+        self._deadline = float('inf')
+        # The same Mind the robot runs, with text-world ports: this session's memory, the
+        # fear review behind pain inhibition, the role's tools and the imagined scene.
+        self.mind = Mind(
+            MindConfig(mode=config.mode, simulation=True, goal=goal, body=SIM_BODY,
+                       response_format=SIM_RESPONSE_FORMAT, run_id=name,
+                       loop_mode='simulation', workspace_root=self.workspace,
+                       enrichment_budget_s=1.0,
+                       deliberation=DeliberationConfig(
+                           max_cycles=config.max_cycles, max_tokens=config.max_tokens,
+                           temperature=config.temperature, seed=config.seed,
+                           retries=config.retries, llm_timeout_s=config.llm_timeout_s),
+                       use_grammar=grammar_for is not None, energy_token_budget=0,
+                       systems_off=frozenset() if config.recall_in_prompt > 0
+                       else frozenset({'hippocampus'})),
+            model=backend, memory=memory_port if memory_port is not None else self.memory,
+            fear=self, events=_BridgeEvents(self),
+            registry=self.registry, scope=self.scope, tool_filter=self._in_scope,
+            context_hint=self.scene_hint,
+            should_cancel=lambda: self.clock() >= self._deadline, clock=clock,
+            robot_clock=clock)
+        self.loop = self.mind.loop
+        self.deliberator = self.mind.deliberator
+        self.enrichment = self.mind.enrichment
         self.turn = 0
         self.actions: list[ActionRecord] = []
         self.turns: list[TurnResult] = []
@@ -254,47 +273,31 @@ class SimulationBridge:
         self._busy = False
         self._lock = threading.Lock()
         self._verdicts: dict[str, dict] = {}
-        self._deadline = float('inf')
-        self._data: dict[str, dict] = {}
 
     # -- the AUT's tools ---------------------------------------------------------------------
+    def _in_scope(self, tool) -> bool:
+        return (self.allowed is None or tool.name in self.allowed
+                or self.scope.is_scene_tool(tool.name))
+
     def active_tools(self) -> list:
         """The tools in scope now: the role's whitelist plus the scene's entity tools."""
-        return [t for t in self.scope.active_tools()
-                if self.allowed is None or t.name in self.allowed
-                or self.scope.is_scene_tool(t.name)]
+        return [t for t in self.scope.active_tools() if self._in_scope(t)]
 
     def active_names(self) -> list[str]:
         return [t.name for t in self.active_tools()]
 
-    # -- agent-loop callables ----------------------------------------------------------------
-    def _hippocampus(self, text: str) -> str | None:
-        if self.config.recall_in_prompt <= 0:
-            return None
-        found = self.memory.recall(text, expand=False, limit=self.config.recall_in_prompt)
-        return '\n'.join(m['text'] for m in found) or None
-
+    # -- the Mind's ports ---------------------------------------------------------------
     def scene_hint(self) -> str:
         """The actions the imagined scene offers, named next to the percept: the manifest
         is far up the prompt, and a small model otherwise reaches for the generic tools."""
         scene = sorted(t.name for t in self.active_tools() if self.scope.is_scene_tool(t.name))
         return f'What this scene lets you do: {", ".join(scene)}' if scene else ''
 
-    def _think(self, percept: Percept, context: str) -> Decision:
-        hint = self.scene_hint()
-        if hint:
-            context = f'{context}\n{hint}' if context else hint
-        res = self.deliberator.deliberate(percept.narrative, self.active_tools,
-                                          goal=self.goal, context=context,
-                                          on_thought=self.on_thought,
-                                          cancel=lambda: self.clock() >= self._deadline)
-        return Decision(res.status, res.reasoning, res.action, res.cycles, res.confidence,
-                        res.deliberation_id)
-
     def _fear_review(self, run: ToolRun, context: str) -> dict:
         return self.fear.review(run.tool, run.args, context, run.introspection).as_dict()
 
-    def _gate(self, run: ToolRun, context: str) -> dict:
+    def review(self, run: ToolRun, context: str) -> dict:
+        """The fear port: pain inhibition of bodily actions, then the fear review."""
         why = self.memory.inhibition(run.tool)
         if why is not None:
             verdict = {'allowed': False, 'reason': why, 'layer': 0, 'layer_name': 'pain'}
@@ -302,17 +305,6 @@ class SimulationBridge:
             verdict = dict(self._review(run, context))
         self._verdicts[run.call_id] = verdict
         return verdict
-
-    def _execute(self, run: ToolRun) -> ToolRun:
-        outcome = self.executor.execute(run.tool, run.args)
-        run.success = outcome.success
-        run.output = outcome.text(1500)
-        run.error_code, run.error_msg = outcome.error_code, outcome.error_msg
-        self._data[run.call_id] = dict(outcome.data)
-        return run
-
-    def _record(self, episode: dict) -> None:
-        self.memory.add_episode(dict(episode, goal=self.goal))
 
     # -- driving -----------------------------------------------------------------------------
     def send_message(self, text: str, timeout: float | None = None,
@@ -360,7 +352,7 @@ class SimulationBridge:
                     result.budget_exhausted = True
                     break
                 percept = pending.popleft()
-                step = self.loop.step(percept)
+                step = self.mind.step(percept, force=True).loop
                 result.steps += 1
                 if step.decision.reasoning:
                     result.thoughts.append(step.decision.reasoning)
@@ -369,7 +361,7 @@ class SimulationBridge:
                 if step.run is not None:
                     record = self._action(step.run, result.turn)
                     result.actions.append(record)
-                    data = self._data.pop(step.run.call_id, {})
+                    data = step.run.data
                     if record.success and data.get('text') and record.tool in ('say',
                                                                                'respond'):
                         said.append(data['text'])
@@ -432,6 +424,7 @@ class SimulationBridge:
         if not isinstance(goal, str) or not goal.strip():
             raise ValueError('a goal must be a non-empty text')
         self.goal = goal
+        self.loop.goal = goal
 
     def observe_actions(self, since_turn: int = 0) -> list[dict]:
         if since_turn < 0:
@@ -481,16 +474,31 @@ class SimulationBridge:
                 dropped += 1 + len(self._inbox)
                 self._inbox.clear()
                 break
-            step = self.loop.step(percept)
+            step = self.mind.step(percept, force=True).loop
             if step.run is not None:
                 self._action(step.run, self.turn)
             drained += 1
         self.closed = True
-        self.deliberator.cancel()
-        self.enrichment.close()
+        self.mind.close()
         if self.fear is not None:
             self.fear.close()
         if self._own_workspace:
             shutil.rmtree(self.workspace, ignore_errors=True)
         return {'closed': True, 'already': False, 'drained': drained, 'dropped': dropped,
                 **self.stats()}
+
+
+class _BridgeEvents(EventSink):
+    """The AUT's episodes go to its session memory (with the turn's goal)."""
+
+    def __init__(self, bridge: SimulationBridge):
+        self.bridge = bridge
+
+    def episode(self, episode: EpisodeRecord) -> None:
+        self.bridge.memory.add_episode(dict(episode.as_dict(), goal=self.bridge.goal))
+        if self.bridge.memory_port is not None:
+            self.bridge.memory_port.capture(episode)
+
+    def thought(self, thought) -> None:
+        if self.bridge.on_thought is not None:
+            self.bridge.on_thought(thought)

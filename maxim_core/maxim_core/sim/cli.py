@@ -56,13 +56,13 @@ def cmd_run(args) -> int:
         backend = load_backend(args.model, args.n_ctx)
         try:
             report = run_scenario(scenario, backend, live=True, aut_overrides=overrides,
-                                  grammar_for=_lean_grammar())
+                                  grammar_for=_lean_grammar(), memory=args.memory)
         finally:
             backend.close()
     else:
         clock = VirtualClock()
         report = run_scenario(scenario, aut_overrides=overrides, clock=clock,
-                              sleep=clock.sleep)
+                              sleep=clock.sleep, memory=args.memory)
     print(report.summary())
     if args.out:
         with open(args.out, 'w', encoding='utf-8') as f:
@@ -101,7 +101,8 @@ def cmd_suite(args) -> int:
         suite = run_suite(args.names or None, backend, live=args.live, seeds=args.seeds,
                           aut_overrides=overrides,
                           grammar_for=_lean_grammar() if args.live else None,
-                          llm_analysis=args.llm_analysis, on_run=progress)
+                          llm_analysis=args.llm_analysis, on_run=progress,
+                          memory=args.memory)
     finally:
         if backend is not None:
             backend.close()
@@ -133,9 +134,12 @@ def cmd_agent(args) -> int:
     backend = load_backend(args.model, args.n_ctx)
     try:
         overrides = {'settle_s': args.settle} if args.settle is not None else {}
+        make_aut = aut_factory(scenario, backend, overrides, _lean_grammar(),
+                               memory=args.memory)
         session = SimulationSession(
-            aut_factory(scenario, backend, overrides, _lean_grammar()), scenario.goal,
-            backend, criteria_check=lambda acts: scenario.criteria.check(acts))
+            make_aut, scenario.goal,
+            backend, criteria_check=lambda acts: scenario.criteria.check(acts),
+            generate=generate_scenario)
         builder = PromptBuilder(lambda t: len(backend.tokenize(t)), identity=identity_section(
             body='the orchestrator of a simulation that tests another agent'),
             response_format=ORCHESTRATOR_RESPONSE_FORMAT)
@@ -177,7 +181,10 @@ def cmd_generate(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def main(argv=None, memory=None) -> int:
+    """`memory(name)` gives each agent under test a port of the robot's memory system
+    (`maxim scenario` composes one over the memory node); without it each has only its
+    session memory."""
     parser = argparse.ArgumentParser(prog='python -m maxim_core.sim.cli',
                                      description='Run Maxim simulation scenarios.')
     sub = parser.add_subparsers(dest='command', required=True)
@@ -228,6 +235,7 @@ def main(argv=None) -> int:
     gen.add_argument('--n-ctx', type=int, default=2048)
     gen.set_defaults(func=cmd_generate)
     args = parser.parse_args(argv)
+    args.memory = memory
     t0 = time.monotonic()
     try:
         code = args.func(args)

@@ -10,6 +10,7 @@ introspection tools and the orchestrator's read-only inspect_aut use.
 
 from collections import Counter
 import dataclasses
+import json
 import re
 import threading
 import time
@@ -165,6 +166,23 @@ class SimMemory:
         if method is None:
             raise ValueError(f'the simulated agent has no {name!r} subsystem')
         return method(dict(fields))
+
+    def _q_enrich(self, f: dict) -> dict:
+        """The Mind's enrichment query: the episodes channel from recall (direct matches on
+        at least a third of the situation's words); this memory has no other channel."""
+        wanted = f.get('channels') or ['episodes']
+        out = {}
+        if 'episodes' in wanted:
+            text = ' '.join([str(f.get('text', ''))] + list(f.get('objects') or []))
+            found = self.recall(text, expand=False, limit=int(f.get('limit') or 2)) \
+                if keywords(text) else []
+            items = [{'text': m['text'], 'score': m['activation'],
+                      'why': f'shares {m["activation"]:.0%} of the words'}
+                     for m in found if m['via'] == 'direct' and m['activation'] >= 0.34]
+            out['episodes'] = {'items': items, 'reason': '' if items else 'nothing relevant'}
+        for name in wanted:
+            out.setdefault(name, {'items': [], 'reason': 'this memory has no such channel'})
+        return {'available': True, 'result_json': json.dumps({'channels': out})}
 
     def _q_memory_recall(self, f: dict) -> dict:
         query = f.get('query') or f.get('keyword') or ''

@@ -244,7 +244,11 @@ class SimulationSession:
                  judge: Backend | None = None, grace_s: float = 2.0,
                  criteria_check: Callable[[list], dict] | None = None,
                  scenario_dir: str | None = None, judge_timeout_s: float = 30.0,
+                 generate: Callable[[str, 'Judge'], tuple[Any, str]] | None = None,
                  clock: Callable[[], float] = time.monotonic):
+        """`generate(description, judge) -> (scenario, yaml)` writes scenarios for the
+        generate_scenario tool (maxim_core.sim.scenario.generate_scenario; injected, so this
+        module does not import the scenario runner that imports it)."""
         if not isinstance(goal, str) or not goal.strip():
             raise ValueError('a simulation needs a goal')
         self.make_aut = make_aut
@@ -254,6 +258,7 @@ class SimulationSession:
         self.grace_s = grace_s
         self.criteria_check = criteria_check
         self.scenario_dir = scenario_dir
+        self.generate = generate
         self.clock = clock
         self.main = make_aut(goal, False)
         self.subs: list[SubSimulation] = []
@@ -472,8 +477,10 @@ class GenerateScenarioTool(_SessionTool):
         'required': ['description']}
 
     def execute(self, description: str) -> ToolOutcome:
-        from maxim_core.sim.scenario import generate_scenario
-        scenario, text = generate_scenario(description, self.session.judge)
+        if self.session.generate is None:
+            return ToolOutcome.fail('this session cannot write scenarios (no generator)',
+                                    ERROR_UNAVAILABLE)
+        scenario, text = self.session.generate(description, self.session.judge)
         path = ''
         if self.session.scenario_dir:
             path = scenario.save(self.session.scenario_dir)

@@ -363,18 +363,23 @@ class ScenarioReport:
 def aut_factory(scenario: Scenario, backend: Backend, aut_overrides: Mapping | None = None,
                 grammar_for: Callable[[dict], str] | None = None,
                 clock: Callable[[], float] = time.monotonic,
-                sleep: Callable[[float], None] = time.sleep
+                sleep: Callable[[float], None] = time.sleep,
+                memory: Callable[[str], Any] | None = None
                 ) -> Callable[[str, bool], SimulationBridge]:
     """`make_aut(goal, fresh)` for a SimulationSession: AUTs set up as the scenario says
-    (fresh ones without its memories)."""
+    (fresh ones without its memories). `memory(name)` gives each AUT a memory port of the
+    robot's own memory system (maxim_bringup composes one over the memory node); without it
+    an AUT has only its session memory."""
     config = BridgeConfig(**{**scenario.aut, **dict(aut_overrides or {})})
 
     def make_aut(goal: str, fresh: bool) -> SimulationBridge:
+        name = 'sub' if fresh else 'aut'
         return SimulationBridge(backend, goal=goal, config=config,
                                 memories=() if fresh else scenario.memories,
                                 entities=scenario.entities,
                                 allowed_tools=scenario.allowed_tools, grammar_for=grammar_for,
-                                name='sub' if fresh else 'aut', clock=clock, sleep=sleep)
+                                name=name, clock=clock, sleep=sleep,
+                                memory_port=memory(name) if memory is not None else None)
 
     return make_aut
 
@@ -385,7 +390,8 @@ def run_scenario(scenario: Scenario, backend: Backend | None = None,
                  grammar_for: Callable[[dict], str] | None = None,
                  llm_analysis: bool = True, judge_timeout_s: float = 30.0,
                  clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> ScenarioReport:
+                 sleep: Callable[[float], None] = time.sleep,
+                 memory: Callable[[str], Any] | None = None) -> ScenarioReport:
     """Run a scenario through the orchestrator tools.
 
     Scripted (default): the AUT answers from `scenario.script` on a ScriptedBackend and the
@@ -405,11 +411,13 @@ def run_scenario(scenario: Scenario, backend: Backend | None = None,
         aut_backend = RecordingBackend(ScriptedBackend(list(scenario.script), clock=clock))
         judge = judge_backend or (ScriptedBackend(list(scenario.judge_script), clock=clock)
                                   if scenario.judge_script else None)
-    make_aut = aut_factory(scenario, aut_backend, aut_overrides, grammar_for, clock, sleep)
+    make_aut = aut_factory(scenario, aut_backend, aut_overrides, grammar_for, clock, sleep,
+                           memory)
     t0 = clock()
     session = SimulationSession(make_aut, scenario.goal, judge,
                                 criteria_check=lambda acts: scenario.criteria.check(acts),
-                                judge_timeout_s=judge_timeout_s, clock=clock)
+                                judge_timeout_s=judge_timeout_s, generate=generate_scenario,
+                                clock=clock)
     session.llm_analysis = llm_analysis
     tools = ToolExecutor(orchestrator_registry(session))
     report = ScenarioReport(scenario.name, 'live' if live else 'scripted', 'error',
@@ -461,7 +469,8 @@ def run_suite(names: list[str] | None = None, backend: Backend | None = None, *,
               aut_overrides: Mapping | None = None,
               grammar_for: Callable[[dict], str] | None = None, llm_analysis: bool = False,
               judge_timeout_s: float = 30.0,
-              on_run: Callable[[dict], None] | None = None) -> dict:
+              on_run: Callable[[dict], None] | None = None,
+              memory: Callable[[str], Any] | None = None) -> dict:
     """Run several scenarios (every shipped one by default), live once per seed, and say
     which pass and which fail and why. A run that raises is an 'error' with the exception.
 
@@ -485,13 +494,13 @@ def run_suite(names: list[str] | None = None, backend: Backend | None = None, *,
                     report = run_scenario(scenario, backend, live=True,
                                           aut_overrides=overrides, grammar_for=grammar_for,
                                           llm_analysis=llm_analysis,
-                                          judge_timeout_s=judge_timeout_s)
+                                          judge_timeout_s=judge_timeout_s, memory=memory)
                 else:
                     from maxim_core.sim.bridge import VirtualClock
                     clock = VirtualClock()
                     report = run_scenario(scenario, aut_overrides=overrides,
                                           grammar_for=grammar_for, clock=clock,
-                                          sleep=clock.sleep)
+                                          sleep=clock.sleep, memory=memory)
             except (ScenarioError, ValueError, RuntimeError) as exc:
                 run = {'scenario': scenario.name, 'seed': seed, 'status': 'error',
                        'reasons': [f'{type(exc).__name__}: {exc}'], 'unmet': [],

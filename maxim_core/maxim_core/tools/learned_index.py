@@ -151,30 +151,35 @@ class LearnedToolIndex:
             return {name: sum(kw.get(w, 0.0) * idf[w] for w in words)
                     for name, kw in self.weights.items()}
 
-    def select(self, goal: str, always: Iterable[str] = ()) -> ToolSelection:
-        """CRITICAL tools (full schema) for `goal`; the rest NICE_TO_HAVE (names only)."""
+    def select(self, goal: str, always: Iterable[str] = (),
+               among: Iterable[str] | None = None) -> ToolSelection:
+        """CRITICAL tools (full schema) for `goal`; the rest NICE_TO_HAVE (names only).
+        With `among`, only those tools are considered (the ones active now)."""
         scores = self.score(goal)
+        if among is not None:
+            keep = set(among)
+            scores = {n: s for n, s in scores.items() if n in keep}
         ranked = sorted((s, n) for n, s in scores.items() if s > 0.0)
         ranked.reverse()
         top = ranked[0][0] if ranked else 0.0
         cut = max(self.threshold, self.relative * top)
         critical = [n for s, n in ranked if s >= cut][:self.max_critical]
         for name in always:
-            if name in self.weights and name not in critical:
+            if name in scores and name not in critical:
                 critical.append(name)
-        nice = sorted(n for n in self.weights if n not in critical)
+        nice = sorted(n for n in scores if n not in critical)
         return ToolSelection(critical, nice, scores, keywords(goal))
 
-    def sections(self, goal: str,
-                 always: Iterable[str] = ()) -> tuple[list[Section], ToolSelection]:
+    def sections(self, goal: str, always: Iterable[str] = (),
+                 among: Iterable[str] | None = None) -> tuple[list[Section], ToolSelection]:
         """The prompt sections for `goal` and the selection they show."""
-        sel = self.select(goal, always)
+        sel = self.select(goal, always, among)
         out = []
         if sel.critical:
             text = tool_manifest([self.tools[n] for n in sel.critical], self.table)
             out.append(Section('tools', text, Priority.CRITICAL))
         if sel.nice:
-            out.append(Section('tools_other', 'Other tools (by name; ask for details): '
+            out.append(Section('tools_other', 'Your other tools (by name): '
                                + ', '.join(sel.nice), Priority.NICE_TO_HAVE))
         return out, sel
 

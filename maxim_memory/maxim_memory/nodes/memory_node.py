@@ -12,10 +12,11 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from std_srvs.srv import Trigger
 
 from maxim_interfaces.msg import Episode, PainSignal
-from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
-                                  PredictOutcome, SimilaritySearch, SystemStats,
+from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecall,
+                                  PainHistory, PredictOutcome, SimilaritySearch, SystemStats,
                                   TemporalPatterns)
 from maxim_memory import conversions as conv
+from maxim_memory.enrich import channels_to_dict, MemoryEnricher
 from maxim_memory.hub import HubConfig, MemoryHub, QueryError, to_plain, UnavailableError
 from maxim_memory.qos import EVENTS
 from maxim_memory.store import StoreError
@@ -89,6 +90,7 @@ class MemoryNode(Node):
         memory/predict_outcome (PredictOutcome), memory/causal_links (CausalLinks),
         memory/pain_history (PainHistory), memory/temporal_patterns (TemporalPatterns),
         memory/concept_query (ConceptQuery), memory/system_stats (SystemStats),
+        memory/enrich (Enrich: what is relevant to a situation, by channel),
         memory/end_session (std_srvs/Trigger: promote, consolidate, persist now)
     """
 
@@ -109,6 +111,7 @@ class MemoryNode(Node):
         self.hub = MemoryHub(self.config.hub_config(), embedder=self._embedder())
         for warning in self.hub.warnings:
             self.get_logger().error(warning)
+        self.enricher = MemoryEnricher(self.hub)
         self._closed = False
 
         inputs = MutuallyExclusiveCallbackGroup()
@@ -125,7 +128,8 @@ class MemoryNode(Node):
                 (PainHistory, 'pain_history', self._pain_history),
                 (TemporalPatterns, 'temporal_patterns', self._temporal),
                 (ConceptQuery, 'concept_query', self._concepts),
-                (SystemStats, 'system_stats', self._stats)):
+                (SystemStats, 'system_stats', self._stats),
+                (Enrich, 'enrich', self._enrich)):
             self.create_service(srv_type, f'memory/{name}', self._guard(handler),
                                 callback_group=queries)
         self.create_service(Trigger, 'memory/end_session', self._end_session,
@@ -285,6 +289,16 @@ class MemoryNode(Node):
             {'id': rec.id, 'name': rec.name, 'category': rec.category,
              'definition': rec.definition, 'confidence': round(rec.confidence, 3),
              'relationships': rels} for rec, rels in found])
+        return res
+
+    def _enrich(self, req, res):
+        try:
+            found = self.enricher.enrich(req.text, req.objects, req.people, req.goal,
+                                         req.tools, req.context_key, req.channels, req.limit)
+        except ValueError as exc:
+            raise QueryError(str(exc)) from exc
+        res.available = True
+        res.result_json = conv.bounded_json(channels_to_dict(found))
         return res
 
     def _stats(self, req, res):

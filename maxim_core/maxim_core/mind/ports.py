@@ -1,0 +1,157 @@
+"""The Mind's ports and the typed records that leave it.
+
+A port is the small protocol through which the Mind reaches something outside itself: the
+model, memory, the fear gate, the body, and whoever listens to what it does. The agent node
+implements them over ROS; the scenario runner with a text world and an in-process memory;
+tests with plain objects. Nothing here imports rclpy or a message type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class ModelPort(Protocol):
+    """The language model (maxim_core.llm.backend.Backend is one)."""
+
+    n_ctx: int
+
+    def complete(self, prompt: str, **kwargs: Any) -> Any: ...
+
+    def tokenize(self, text: str) -> list[int]: ...
+
+
+@runtime_checkable
+class MemoryPort(Protocol):
+    """Memory's read-only queries: `query(name, fields, timeout_s)` -> the answer as a dict,
+    or None when memory is absent. Names: memory_recall, similarity_search, predict_outcome,
+    causal_links, pain_history, temporal_patterns, concept_query, system_stats, enrich (and
+    scene_summary, answered by perception)."""
+
+    def query(self, name: str, fields: dict, timeout_s: float = 2.0) -> dict | None: ...
+
+
+@runtime_checkable
+class FearPort(Protocol):
+    """The fear gate: `review(run, context)` -> {allowed, layer, reason, ...}; run.context
+    holds the situation's NAc key."""
+
+    def review(self, run: Any, context: str) -> dict: ...
+
+
+@runtime_checkable
+class BodyPort(Protocol):
+    """The head: where it is, and where to send it."""
+
+    def head_position(self) -> tuple[float, float] | None: ...
+
+    def send_head_goal(self, goal: 'HeadGoalCommand') -> None: ...
+
+
+@dataclass(frozen=True)
+class HeadGoalCommand:
+    """A head goal (maps onto maxim_interfaces/HeadGoal)."""
+
+    goal_id: str
+    requested_by: str
+    mode: int
+    pan: float = 0.0
+    tilt: float = 0.0
+    track_id: int = 0
+    target_label: str = ''
+    speed: float = 0.0
+    duration_s: float = 0.0
+
+    @classmethod
+    def from_dict(cls, goal: dict) -> 'HeadGoalCommand':
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in goal.items() if k in names})
+
+
+@dataclass(frozen=True)
+class PainReport:
+    """Pain the Mind feels from its own failures (maps onto maxim_interfaces/PainSignal)."""
+
+    pain_type: int
+    type_name: str
+    intensity: float
+    source: str = ''
+    context: str = ''
+    description: str = ''
+    repeat_count: int = 0
+
+    @classmethod
+    def from_dict(cls, signal: dict) -> 'PainReport':
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in signal.items() if k in names})
+
+
+@dataclass
+class EpisodeRecord:
+    """One pass of the mind, for memory (maps onto maxim_interfaces/Episode)."""
+
+    episode_id: str
+    run_id: str = ''
+    perception: str = ''
+    detected_objects: list = field(default_factory=list)
+    detected_people: list = field(default_factory=list)
+    salience: float = 0.0
+    novelty: float = 0.0
+    goal: str = ''
+    mode: str = ''
+    context_json: str = ''
+    intent: str = ''
+    reasoning: str = ''
+    confidence: float = 0.0
+    cycles: int = 0
+    tool_name: str = ''
+    arguments_json: str = ''
+    success: bool = False
+    valence: float = 0.0
+    outcome: str = ''
+    blocked: bool = False
+    verified: bool = False
+    error: str = ''
+    duration_s: float = 0.0
+
+    @classmethod
+    def from_dict(cls, episode: dict) -> 'EpisodeRecord':
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in episode.items() if k in names})
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class EventSink:
+    """What the Mind does, as it happens. Every method is a no-op here: a port overrides
+    the ones it carries (the agent node publishes each on its topic)."""
+
+    def thought(self, thought: Any) -> None:
+        """A Thought (maxim_core.deliberation.cycles.Thought) as it forms."""
+
+    def tool_call(self, run: Any) -> None:
+        """A ToolRun about to be reviewed and run."""
+
+    def tool_result(self, run: Any) -> None:
+        """A ToolRun with its outcome."""
+
+    def episode(self, episode: EpisodeRecord) -> None:
+        """An episode for memory."""
+
+    def pain(self, pain: PainReport) -> None:
+        """Pain from a failed tool."""
+
+    def head_goal(self, goal: HeadGoalCommand) -> None:
+        """A head goal the Mind sent (also sent through the body port)."""
+
+    def idle_event(self, status: Any) -> None:
+        """An idle status (maxim_core.idle.eligibility.IdleStatus)."""
+
+    def provenance(self, record: Any) -> None:
+        """An idle cycle's provenance record."""
+
+    def status(self, text: str) -> None:
+        """A problem the Mind reports about itself (the model failed, a step failed)."""

@@ -1,0 +1,69 @@
+"""What the model reads, on the running graph: memory, fear, llm and agent nodes over DDS.
+
+Memory holds episodes about a red ball (concepts extracted, session ended, as a robot that
+played with it yesterday). A percept about the ball brings memory's channels into the prompt
+the llm node received: episodes, the ball's concept, knowledge reached by spreading
+activation, and pattern predictions, each line saying why it matched. A percept about
+something the robot knows nothing of brings none of them: "nothing relevant" is an answer.
+"""
+
+import re
+
+import pytest
+
+from helpers.mind_graph import decision, Graph
+
+pytestmark = pytest.mark.ros
+
+T0 = 1_800_000_000.0
+
+
+def seed_ball_memories(db_path) -> None:
+    from maxim_memory.hub import HubConfig, MemoryHub
+    from maxim_memory.records import (Action, Decision, EpisodeContext, EpisodicMemory,
+                                      Outcome, Perception)
+    hub = MemoryHub(HubConfig(db_path=str(db_path)))
+    try:
+        for i in range(6):
+            ok = i % 3 != 2
+            hub.capture_episode(EpisodicMemory(
+                created_at=T0 + 60 * i, run_id='yesterday',
+                perception=Perception('A red ball rolls across the table', ['ball', 'table']),
+                context=EpisodeContext(mode='active'),
+                decision=Decision(intent='track_target {"target_label": "ball"}',
+                                  reasoning='I follow the ball', confidence=0.8),
+                action=Action('track_target'),
+                outcome=Outcome(ok, 0.6 if ok else -0.6, 'done' if ok else 'lost it')))
+    finally:
+        hub.close(end_session=True)
+
+
+def test_the_prompt_holds_what_memory_knows_and_nothing_for_the_unknown(tmp_path):
+    from maxim_core.llm.backend import ScriptedBackend
+    seed_ball_memories(tmp_path / 'memory.db')
+    prompts = []
+
+    def mind(prompt):
+        prompts.append(prompt)
+        return decision('I keep watching.')
+
+    g = Graph(tmp_path, backend=ScriptedBackend(mind),
+              tools=['track_target', 'move', 'respond', 'memory_recall'])
+    try:
+        g.step('A red ball bounces on the table in front of me.', ['ball'])
+        known = prompts[-1]
+        g.step('An umbrella leans against the wall.', ['umbrella'])
+        unknown = prompts[-1]
+    finally:
+        g.close()
+    assert 'red ball bounces' in known and 'umbrella' in unknown
+    lines = [ln for ln in known.splitlines() if ln.startswith('- ')]
+    assert any(re.match(r'- Memory: .*red ball.* \[shares .*ball', ln) for ln in lines), lines
+    assert any(ln.startswith('- Concept: "ball" (object') and '[in view' in ln
+               for ln in lines), lines
+    assert any(ln.startswith('- Knowledge: ') and '[reached from recalled episodes' in ln
+               for ln in lines), lines
+    assert any(ln.startswith('- Prediction: Predicted: track_target succeeds') for ln in lines)
+    for label in ('Memory', 'Similar situation', 'Concept', 'Knowledge', 'Prediction'):
+        assert f'- {label}: ' not in unknown, unknown
+    assert 'Your experience responds' not in unknown

@@ -1,0 +1,123 @@
+"""The shape of the code: packages that never import each other, no import circles, one
+mind composed once, and a node that only translates.
+
+Every import counts, at module level or inside a function: a lazy import still ties two
+modules together."""
+
+import ast
+import os
+
+import pytest
+
+WS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ('maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup')
+
+
+def modules(package):
+    root = os.path.join(WS, package, package)
+    for folder, _, files in os.walk(root):
+        for f in files:
+            if f.endswith('.py'):
+                path = os.path.join(folder, f)
+                rel = os.path.relpath(path, os.path.join(WS, package))[:-3].replace(os.sep, '.')
+                yield rel.removesuffix('.__init__'), path
+
+
+def imports_of(path, module):
+    with open(path, encoding='utf-8') as f:
+        tree = ast.parse(f.read(), path)
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:            # relative: resolve against the importing module
+                base = module.split('.')[:-node.level] if not path.endswith('__init__.py') \
+                    else module.split('.')[:len(module.split('.')) - node.level + 1]
+                name = '.'.join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ''
+            out.add(name)
+            out.update(f'{name}.{a.name}' for a in node.names)
+    return out
+
+
+GRAPH = {}
+for pkg in PACKAGES:
+    for mod, path in modules(pkg):
+        GRAPH[mod] = imports_of(path, mod)
+
+
+def edges(mod):
+    """The project modules `mod` imports (a name resolves to the longest known module)."""
+    out = set()
+    for name in GRAPH[mod]:
+        parts = name.split('.')
+        while parts and '.'.join(parts) not in GRAPH:
+            parts.pop()
+        if parts and '.'.join(parts) != mod:
+            out.add('.'.join(parts))
+    return out
+
+
+@pytest.mark.parametrize('package', ('maxim_core', 'maxim_memory', 'maxim_perception'))
+def test_the_three_packages_never_import_each_other(package):
+    others = {p for p in PACKAGES if p != package}
+    bad = sorted((m, n) for m in GRAPH if m.split('.')[0] == package
+                 for n in GRAPH[m] if n.split('.')[0] in others)
+    assert bad == []
+
+
+def test_there_is_no_import_circle():
+    # Packages import their submodules in __init__ (the package is a facade): an edge from a
+    # package to its own submodule is not a circle.
+    def deps(m):
+        return {n for n in edges(m) if not n.startswith(m + '.')}
+
+    state, cycles = {}, []
+
+    def visit(m, stack):
+        state[m] = 'open'
+        stack.append(m)
+        for n in sorted(deps(m)):
+            if state.get(n) == 'open':
+                cycles.append(stack[stack.index(n):] + [n])
+            elif n not in state:
+                visit(n, stack)
+        stack.pop()
+        state[m] = 'done'
+
+    for m in sorted(GRAPH):
+        if m not in state:
+            visit(m, [])
+    assert cycles == []
+
+
+def test_the_mind_is_pure_and_composed_once():
+    mind = [m for m in GRAPH if m.startswith('maxim_core.mind')]
+    assert mind and all(not any(n.split('.')[0] in ('rclpy', 'maxim_interfaces')
+                                or n.endswith('_msgs') or '_msgs.' in n for n in GRAPH[m])
+                        for m in mind)
+    # The agent node and the scenario runner both build the Mind; neither composes a
+    # deliberator, a gate or an agent loop of its own.
+    parts = {'maxim_core.deliberation.gate', 'maxim_core.deliberation.enrichment',
+             'maxim_core.prompt.builder', 'maxim_core.tools.learned_index',
+             'maxim_core.idle.controller'}
+    for m in ('maxim_core.nodes.agent_node', 'maxim_core.sim.bridge'):
+        used = edges(m)
+        assert 'maxim_core.mind' in used, m
+        assert not used & parts, (m, used & parts)
+
+
+def test_the_agent_node_only_translates():
+    path = os.path.join(WS, 'maxim_core', 'maxim_core', 'nodes', 'agent_node.py')
+    with open(path, encoding='utf-8') as f:
+        text = f.read()
+    assert len(text.splitlines()) <= 250
+    tree = ast.parse(text)
+    names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    # No thinking, inbox, idle or parsing logic of its own.
+    assert not names & {'_think', '_work', '_idle_work', '_idle_tick', '_run_task',
+                        '_idle_retrieve', '_drive_state', '_ask', 'thought_to_msg'}
+    assert 'json' not in {a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
+                          for a in n.names}
