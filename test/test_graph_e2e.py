@@ -61,9 +61,17 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
         deliberation = [t for t in thoughts if t.kind == Thought.KIND_DELIBERATION]
         assert deliberation and all(t.cycle >= 1 for t in deliberation), [
             (t.kind, t.status, t.status_msg, t.text[:80]) for t in thoughts]
-        for t in deliberation:  # actions decoded under the grammar name active tools only
-            if t.action_json:
-                assert '"tool"' in t.action_json
+        # Actions decoded under the grammar name an active tool with an argument object, and
+        # the episode records the one the mind took.
+        from maxim_core.mind import DEFAULT_ACTIVE
+        import json
+        actions = [json.loads(t.action_json) for t in deliberation if t.action_json]
+        for action in actions:
+            assert action['tool'] in DEFAULT_ACTIVE and isinstance(action['args'], dict)
+        if ep.tool_name:
+            assert ep.tool_name == actions[-1]['tool'] and ep.intent.startswith(ep.tool_name)
+        else:
+            assert ep.intent == 'no action'
         assert recall.wait_for_service(timeout_sec=10)
         future = recall.call_async(MemoryRecall.Request(query='red ball', limit=5))
         for _ in range(200):

@@ -67,3 +67,31 @@ def test_the_prompt_holds_what_memory_knows_and_nothing_for_the_unknown(tmp_path
     for label in ('Memory', 'Similar situation', 'Concept', 'Knowledge', 'Prediction'):
         assert f'- {label}: ' not in unknown, unknown
     assert 'Your experience responds' not in unknown
+
+
+def test_a_question_to_the_person_goes_out_and_the_answer_comes_back(tmp_path):
+    """request_interaction publishes the question the thinking panel shows; the answer on
+    interaction/response is the tool's result."""
+    from maxim_core.llm.backend import ScriptedBackend
+    from maxim_interfaces.msg import InteractionRequest, InteractionResponse
+    g = Graph(tmp_path, backend=ScriptedBackend([decision(
+        'Two balls: I ask which one to follow.', 'request_interaction',
+        {'question': 'Which ball should I follow?', 'options': ['red', 'blue'],
+         'timeout_s': 60})]),
+        tools=['request_interaction', 'respond'])
+    asked = []
+    answers = g.probe.create_publisher(InteractionResponse, 'interaction/response', 10)
+
+    def on_request(msg):
+        asked.append(msg)
+        answers.publish(InteractionResponse(request_id=msg.request_id, text='the red one'))
+
+    g.probe.create_subscription(InteractionRequest, 'interaction/request', on_request, 10)
+    try:
+        result, episode = g.step('A red ball and a blue ball roll by.', ['ball'])
+    finally:
+        g.close()
+    assert [(m.prompt, list(m.options)) for m in asked] == [
+        ('Which ball should I follow?', ['red', 'blue'])]
+    assert result.success and result.call.tool_name == 'request_interaction'
+    assert 'the red one' in result.output and episode.success

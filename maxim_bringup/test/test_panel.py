@@ -110,43 +110,60 @@ class Sink:
         self.questions.append((request_id, prompt, options))
 
 
-def test_panel_node_over_dds():
+def test_panel_node_over_dds(tmp_path):
+    """The panel against the real agent node: its thoughts show, a line typed becomes a user
+    percept, and a question the agent asks (request_interaction's port) is shown and
+    answered through the panel."""
+    import threading
+
     import pytest
     pytest.importorskip('rclpy')
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.parameter import Parameter
 
     from maxim_bringup.nodes.panel_node import PanelNode
-    from maxim_interfaces.msg import InteractionRequest, InteractionResponse, Percept, Thought
+    from maxim_core.nodes.agent_node import AgentNode
+    from maxim_interfaces.msg import Percept, Thought
 
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
+    executor = MultiThreadedExecutor(num_threads=3, context=ctx)
     try:
         sink = Sink()
         panel = PanelNode(sink, context=ctx)
-        peer = rclpy.create_node('agent_side', context=ctx)
-        heard, answers = [], []
+        agent = AgentNode(context=ctx, parameter_overrides=[
+            Parameter('idle.enabled', value=False),
+            Parameter('idle.task_db_path', value=str(tmp_path / 'tasks.db')),
+            Parameter('workspace_root', value=str(tmp_path))])
+        peer = rclpy.create_node('listener', context=ctx)
+        heard = []
         peer.create_subscription(Percept, 'percepts', heard.append, 10)
-        peer.create_subscription(InteractionResponse, 'interaction/response', answers.append, 10)
         thoughts = peer.create_publisher(Thought, 'thoughts', 10)
-        requests = peer.create_publisher(InteractionRequest, 'interaction/request', 10)
-        executor = SingleThreadedExecutor(context=ctx)
-        executor.add_node(panel)
-        executor.add_node(peer)
-        for _ in range(100):
-            if sink.blocks and sink.questions and heard and answers:
+        for node in (panel, agent, peer):
+            executor.add_node(node)
+        spin = threading.Thread(target=executor.spin, daemon=True)
+        spin.start()
+        answer = []
+        asking = threading.Thread(target=lambda: answer.append(
+            agent.ask('Track which?', ['red', 'blue'], 20.0)), daemon=True)
+        asking.start()
+        for _ in range(200):
+            if sink.blocks and sink.questions and heard:
                 break
             thoughts.publish(Thought(cycle=1, max_cycles=2, text='the ball rolls away'))
-            requests.publish(InteractionRequest(request_id='q7', prompt='Track which?'))
             panel.say('look left')
-            panel.answer('q7', 'the red one')
-            executor.spin_once(timeout_sec=0.05)
+            threading.Event().wait(0.05)
         assert any('the ball rolls away' in b for b in sink.blocks)
-        assert sink.questions[0] == ('q7', 'Track which?', [])
+        request_id, prompt, options = sink.questions[0]
+        assert (prompt, options) == ('Track which?', ['red', 'blue'])
+        panel.answer(request_id, 'the red one')
+        asking.join(timeout=20.0)
+        assert answer == ['the red one']
         user = [p for p in heard if p.source == Percept.SOURCE_USER]
         assert user and user[0].narrative == 'The user says: "look left"'
-        assert answers[0].request_id == 'q7' and answers[0].text == 'the red one'
-        panel.destroy_node()
-        peer.destroy_node()
     finally:
+        executor.shutdown(timeout_sec=5.0)
+        for node in executor.get_nodes():
+            node.destroy_node()
         rclpy.try_shutdown(context=ctx)

@@ -168,3 +168,47 @@ def test_move_is_verified_from_joint_states_with_a_bounded_wait():
     assert WorldVerifier(head_position=lambda: None)(run) == (False, 'no joint states from '
                                                               'the head')
     assert WorldVerifier()(type('Run', (), {'tool': 'glob', 'args': {}})()) is None
+
+
+def test_a_relative_move_is_checked_from_where_the_head_was_when_it_was_sent():
+    # The head starts at 0.0 and is already moving when the check begins: relative to the
+    # start (0.0 + 0.3) it arrives; read at check time (0.1 + 0.3) it would never.
+    clock = FakeClock()
+
+    def head():
+        return pose.pop(0) if len(pose) > 1 else pose[0]
+
+    run = type('Run', (), {'tool': 'move', 'args': {'pan': 0.3, 'tilt': 0.0,
+                                                    'relative': True}})()
+    pose = [(0.1, 0.0), (0.2, 0.0), (0.3, 0.0)]
+    verifier = WorldVerifier(head_position=head, clock=clock, sleep=clock.sleep,
+                             settle_timeout_s=1.0)
+    ok, note = verifier(run, start=(0.0, 0.0))
+    assert ok and 'pan=0.30' in note
+    pose = [(0.1, 0.0), (0.2, 0.0), (0.3, 0.0)]
+    assert not verifier(run)[0]         # without the start it checks the wrong goal
+
+
+def test_a_relative_path_is_checked_in_the_workspace_not_the_working_directory(tmp_path,
+                                                                               monkeypatch):
+    workspace, elsewhere = tmp_path / 'ws', tmp_path / 'cwd'
+    workspace.mkdir()
+    elsewhere.mkdir()
+    (workspace / 'notes.txt').write_text('hello')
+    (elsewhere / 'notes.txt').write_text('something else')
+    monkeypatch.chdir(elsewhere)
+    run = type('Run', (), {'tool': 'write_file', 'args': {'path': 'notes.txt',
+                                                          'content': 'hello'}})()
+    ok, note = WorldVerifier(root=str(workspace))(run)
+    assert ok and 'holds the 5 characters' in note
+
+
+def test_conversions_need_no_llama_cpp():
+    """The agent's process runs no model: its conversions must import without llama.cpp."""
+    import subprocess
+    import sys
+    code = ('import sys; sys.modules["llama_cpp"] = None; import maxim_core.conversions; '
+            'import maxim_core.mind; print("ok")')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == 'ok', out.stderr[-2000:]

@@ -133,3 +133,15 @@ def test_soak_is_deterministic(tmp_path):
     a = run_soak(str(tmp_path), 'x', cfg)
     b = run_soak(str(tmp_path), 'y', cfg)
     assert a.outcomes == b.outcomes and a.episodes_by_kind == b.episodes_by_kind
+
+
+def test_the_scripted_stand_in_prefers_no_fact():
+    """The ablation's difference must come from the prompt, not from a stand-in that favours
+    bodily facts: shown one bodily and one plain fact, it tags each about equally often."""
+    from maxim_core.idle.soak import fact_driven_script
+    answer = fact_driven_script(3)
+    prompt = '- Recent pain: 0.6 in the last 10 min.\n- The door was opened twice today.\n'
+    goals = [a.split('[GOAL: ')[1] for a in (answer(prompt) for _ in range(4000))
+             if '[GOAL: ' in a]
+    bodily = sum(g.startswith('check servo') for g in goals) / len(goals)
+    assert len(goals) > 800 and 0.4 < bodily < 0.6

@@ -1,5 +1,8 @@
-"""Shipped scenarios run live on the embedded gemma-3-270m: they must complete (pass or a
-stated fail), and the answers a run recorded must replay the same run on the scripted backend.
+"""Shipped scenarios run live on the embedded gemma-3-270m. What these tests hold the live
+runs to is what the runner must guarantee whatever the model does: every turn ends (settled,
+budget or timeout), every action names a tool the agent had, a fail says why, and the
+answers a run recorded replay the very same run on the scripted backend. Whether the model
+passes the scenarios is measured by `maxim scenario suite --live` and reported, not asserted.
 
 The default suite runs locked_door only. MAXIM_SCENARIOS_LIVE=all runs every shipped scenario
 (once per seed in MAXIM_SCENARIOS_SEEDS, default 1) and writes suite.json and suite.md (which
@@ -32,7 +35,7 @@ def backend(tmp_path_factory):
 
 
 @pytest.mark.real_model
-def test_locked_door_runs_live_to_a_stated_result_and_replays(backend):
+def test_a_live_locked_door_run_is_bounded_recorded_and_replays_exactly(backend):
     from maxim_core.llm.grammar import deliberation_grammar
     scenario = find_scenario('locked_door')
     report = run_scenario(scenario, backend, live=True, grammar_for=deliberation_grammar,

@@ -158,7 +158,7 @@ class MemoryEnricher:
         situation = ' '.join([text, ' '.join(objects), ' '.join(people), goal])
         out: dict[str, Channel] = {}
         seeds: list[str] = []
-        if 'episodes' in wanted or 'knowledge' in wanted:
+        if 'episodes' in wanted or 'knowledge' in wanted or 'rhythms' in wanted:
             out['episodes'] = self._episodes(situation, limit)
             seeds += [i.ref for i in out['episodes'].items]
         if 'similar' in wanted or 'knowledge' in wanted:
@@ -175,7 +175,11 @@ class MemoryEnricher:
         if 'values' in wanted:
             out['values'] = self._values(tools, context_key, limit)
         if 'rhythms' in wanted:
-            out['rhythms'] = self._rhythms(limit, situation, tools)
+            # Rhythms of what this situation is about: the tools of its recalled episodes.
+            recalled = [self.hub.hippocampus.find(r) for r in seeds]
+            acted = {getattr(getattr(r, 'action', None), 'tool_name', '') or
+                     getattr(r, 'tool_name', '') for r in recalled if r is not None} - {''}
+            out['rhythms'] = self._rhythms(limit, situation, acted)
         return {c: out[c] for c in wanted}
 
     # -- channels ----------------------------------------------------------------------------
@@ -293,27 +297,26 @@ class MemoryEnricher:
         items = []
         for tool in tools:
             pred = self.hub.predict_outcome(tool, context_key)
-            if pred.confidence < self.config.value_min_confidence:
+            # Only what was learned here: a value borrowed from other contexts is the
+            # NAc's guess for a new situation, not something this situation reminds of.
+            if pred.basis != 'context' or pred.confidence < self.config.value_min_confidence:
                 continue
-            where = (f'with {context_key}' if pred.basis == 'context' and context_key
-                     else 'elsewhere (not yet here)' if pred.basis == 'generalized'
-                     else 'in general')
             verdict = ('works' if pred.value >= 0.6 else 'fails' if pred.value <= 0.4
                        else 'is uncertain')
-            if verdict == 'is uncertain' and pred.basis != 'context':
-                continue            # borrowed from elsewhere and undecided: says nothing
+            where = f'with {context_key}' if context_key not in ('', 'none') else 'here'
             items.append(Item(f'{tool} {verdict} {where} (value {pred.value:.2f}, '
-                              f'confidence {pred.confidence:.2f})',
+                              f'confidence {pred.confidence:.2f}, '
+                              f'{pred.observation_count} times)',
                               abs(pred.value - 0.5) * 2 * pred.confidence,
-                              f'learned from outcomes ({pred.basis})'))
+                              'learned from outcomes in this context'))
         items.sort(key=lambda i: -i.score)
         if not items:
             return Channel(reason='no experience with these tools here')
         return Channel(items[:limit])
 
     def _rhythms(self, limit, situation: str = '', tools=()) -> Channel:
-        """Rhythms due now of what this situation is about: an active tool's outcomes, or an
-        event named by the situation's words (the plain activity baseline never is)."""
+        """Rhythms due now of what this situation is about: the outcomes of a tool its
+        recalled episodes used, or an event its words name (the activity baseline never)."""
         if not getattr(self.hub.scn, 'available', False):
             return Channel(reason='the SCN is unavailable')
         words = content_words(situation) | set(tools)

@@ -78,12 +78,14 @@ class SoakConfig:
 
 def fact_driven_script(seed: int) -> Callable[[str], str]:
     """A deterministic stand-in for the model (tests and fast soaks only): it reads the
-    facts in the prompt and, seeded, writes a thought about one of them and sometimes a tag;
-    pressing bodily facts make a tag likelier, as they would for a model that heeds them."""
+    facts in the prompt and, seeded, writes a thought about one of them, picked uniformly,
+    and sometimes a tag about that same fact. It prefers no fact: with the drives off the
+    prompt holds no bodily facts, so whatever differs between the two runs comes from what
+    the prompt shows, not from the stand-in's taste."""
     rng = random.Random(seed)
-    body = {'Energy budget': 'rest neck 1', 'Recent pain': 'check servo 1',
-            'Unexplored share': 'scan room 1', 'Time since the last': 'look_for person 1',
-            'Episodic memory fill': 'consolidate memory 1'}
+    about = {'Energy budget': 'rest neck 1', 'Recent pain': 'check servo 1',
+             'Unexplored share': 'scan room 1', 'Time since the last': 'look_for person 1',
+             'Episodic memory fill': 'consolidate memory 1'}
 
     def answer(prompt: str) -> str:
         facts = re.findall(r'^- (.*)$', prompt, re.M)
@@ -94,12 +96,9 @@ def fact_driven_script(seed: int) -> Callable[[str], str]:
         thought = f'Noted: {fact.rstrip(".")}.'
         if r < 0.2:
             return thought + ' Maybe I should look at the door again.'
-        pressing = [g for key, g in body.items() if any(f.startswith(key) for f in facts)]
-        p_goal = 0.2 + (0.4 if pressing else 0.0)
-        if rng.random() < p_goal:
-            goal = rng.choice(pressing) if pressing and rng.random() < 0.7 \
-                else rng.choice(USER_GOALS)
-            return f'{thought} [GOAL: {goal}]'
+        if rng.random() < 0.35:
+            goal = next((g for key, g in about.items() if fact.startswith(key)), None)
+            return f'{thought} [GOAL: {goal or rng.choice(USER_GOALS)}]'
         return thought
     return answer
 

@@ -167,7 +167,7 @@ class Cerebellum:
     def relevant(self, text: str, objects: Iterable[str] = (),
                  tools: Iterable[str] = (), limit: int = 3) -> list[tuple[MotorProgram, str]]:
         """Programs worth knowing now, with why: tracking programs for what is in view, and
-        moves when the situation is about moving (or a move hurt before)."""
+        moves when the situation is about moving (the ones that hurt first)."""
         tools = set(tools)
         if tools and not tools & set(HEAD_TOOLS):
             return []
@@ -179,7 +179,7 @@ class Cerebellum:
             for p in self.programs.values():
                 if p.key.startswith('track:') and p.key[6:] in labels:
                     out.append((p, f'{p.key[6:]} is in view'))
-                elif p.key.startswith('move:') and (about_moving or p.hurt):
+                elif p.key.startswith('move:') and about_moving:
                     out.append((p, 'it hurt before' if p.hurt else 'the situation is about '
                                 'moving'))
         out.sort(key=lambda pw: (-pw[0].hurt, -pw[0].attempts))

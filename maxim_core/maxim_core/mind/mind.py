@@ -144,7 +144,7 @@ class Mind:
     """See the module docstring. Thread-safe: one pass at a time."""
 
     def __init__(self, config: MindConfig, *, model, memory=None, fear=None, body=None,
-                 events: EventSink | None = None, registry=None, scope=None,
+                 events: EventSink | None = None, registry=None, scope=None, ask=None,
                  tool_filter: Callable[[Any], bool] | None = None,
                  context_hint: Callable[[], str] | None = None,
                  should_cancel: Callable[[], bool] | None = None,
@@ -158,9 +158,11 @@ class Mind:
         self.energy = EnergyBudget(config.energy_token_budget,
                                    config.energy_refill_tokens_per_s, clock=clock)
         self.cerebellum = Cerebellum(clock=clock)
+        # ask(question, options, timeout_s) -> the person's answer or None: the interaction
+        # port (the thinking panel answers over interaction/request and /response).
         self.registry = registry or build_tool_registry(
             mode=config.mode, root=config.workspace_root, send_head_goal=self._send_head_goal,
-            query=self.query)
+            query=self.query, ask=ask)
         unknown = [n for n in config.active_tools if n not in self.registry]
         if unknown and tool_filter is None:
             raise ValueError(f'tools.active names unknown tools: {", ".join(unknown)}')
@@ -239,8 +241,11 @@ class Mind:
         """What the model may name now: the configured tools plus the scene's."""
         if self.tool_filter is not None:
             return [t for t in self.scope.active_tools() if self.tool_filter(t)]
+        active = set(self.config.active_tools)
+        if self.config.interactive:
+            active.add('request_interaction')     # a person is there to ask
         return [t for t in self.scope.active_tools()
-                if t.name in self.config.active_tools or self.scope.is_scene_tool(t.name)]
+                if t.name in active or self.scope.is_scene_tool(t.name)]
 
     def _resolve(self, name: str):
         return self.tools_exec.resolve(name, [t.name for t in self.tools_now()])

@@ -3,6 +3,7 @@ into a MindConfig, messages into Mind calls, the Mind's records into messages, a
 into idle ticks."""
 
 from dataclasses import replace
+import threading
 import uuid
 
 import rclpy
@@ -23,7 +24,8 @@ from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
 from maxim_core.nodes.params import declare_idle, declare_string_array
 from maxim_core.qos import EVENTS, SENSOR
 from maxim_interfaces.action import Deliberate
-from maxim_interfaces.msg import Episode, PainSignal, Percept, Thought, ToolCall
+from maxim_interfaces.msg import (Episode, InteractionRequest, InteractionResponse, PainSignal,
+                                  Percept, Thought, ToolCall)
 from maxim_interfaces.srv import EnergyStatus, SubmitTask
 
 
@@ -38,10 +40,12 @@ class AgentNode(Node):
         systems.off (string[]: bio-systems switched off, for ablations), idle.* (read-only;
         maxim_core.idle.runtime.PARAMS lists them).
     Subscriptions: percepts (Percept), joint_states (JointState), pain (PainSignal),
-        episodes (Episode: the modes and saliences idle retrieval needs)
+        episodes (Episode: the modes and saliences idle retrieval needs),
+        interaction/response (InteractionResponse: the person's answers)
     Publishers: thoughts (Thought), tool_calls (ToolCall), tool_results (ToolResult),
         episodes (Episode), head/goal (HeadGoal), idle (IdleEvent),
-        idle/provenance (IdleProvenance), pain (PainSignal: tool failures)
+        idle/provenance (IdleProvenance), pain (PainSignal: tool failures),
+        interaction/request (InteractionRequest: request_interaction's questions)
     Services: agent/energy_status (EnergyStatus), agent/submit_task (SubmitTask)
     Actions: agent/deliberate (Deliberate)
     Clients: llm/generate, llm/tokenize, fear/review_action, memory/*, perception/*
@@ -75,17 +79,21 @@ class AgentNode(Node):
                                   'bound)'),
             energy_refill_tokens_per_s=p('energy.refill_tokens_per_s', 150.0,
                                          'Tokens the budget regains per second'),
-            systems_off=frozenset(declare_string_array(self, 'systems.off', [],
-                                                       'Bio-systems switched off')),
+            systems_off=frozenset(s for s in declare_string_array(
+                self, 'systems.off', [], 'Bio-systems switched off') if s),
             run_id=uuid.uuid4().hex[:8])
         config = replace(config, idle=declare_idle(self, config.run_id))
         group = ReentrantCallbackGroup()
         self.backend = GenerateBackend(self, 'agent', callback_group=group, timeout_s=timeout)
         self._fear = FearClient(self, config.mode, callback_group=group)
         self._head = None
+        self._answers: dict = {}          # request id -> [Event, answer]
+        self._ask_pub = self.create_publisher(InteractionRequest, 'interaction/request', EVENTS)
+        self.create_subscription(InteractionResponse, 'interaction/response', self._on_answer,
+                                 EVENTS)
         self.mind = Mind(config, model=self.backend,
                          memory=ServiceQuery(self, callback_group=group), fear=self,
-                         body=self, events=AgentEvents(self),
+                         body=self, events=AgentEvents(self), ask=self.ask,
                          robot_clock=lambda: self.get_clock().now().nanoseconds / 1e9)
         self.create_subscription(Percept, 'percepts', self._on_percept, EVENTS)
         self.create_subscription(JointState, 'joint_states', self._on_joints, SENSOR)
@@ -115,6 +123,23 @@ class AgentNode(Node):
 
     def send_head_goal(self, command) -> None:
         pass     # published by the event sink (one message per goal)
+
+    def ask(self, question: str, options: list, timeout_s: float):
+        """The interaction port: a question on interaction/request, the answer (or None)."""
+        rid = uuid.uuid4().hex[:12]
+        waiting = self._answers[rid] = [threading.Event(), None]
+        msg = InteractionRequest(request_id=rid, prompt=question, options=options,
+                                 timeout_s=float(timeout_s))
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._ask_pub.publish(msg)
+        waiting[0].wait(timeout_s)
+        return self._answers.pop(rid, waiting)[1]
+
+    def _on_answer(self, msg: InteractionResponse) -> None:
+        waiting = self._answers.get(msg.request_id)
+        if waiting is not None and not msg.timed_out:
+            waiting[1] = msg.text
+            waiting[0].set()
 
     def review(self, run, context: str) -> dict:
         return self._fear(conv.run_to_call(run, ToolCall()), context, run.context)

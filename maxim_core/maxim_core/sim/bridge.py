@@ -42,7 +42,7 @@ from maxim_core.tools.scope import ToolExecutor, ToolScope
 # memory_recall (the narrative one, on the AUT's own memory, replaces it).
 SIM_DEREGISTERED = ('move', 'track_target', 'focus_interests', 'novelty_track', 'speak',
                     'send_message', 'call_user', 'scene_summary', 'search_code', 'run_tests',
-                    'git_diff', 'git_commit', 'memory_recall')
+                    'git_diff', 'git_commit', 'memory_recall', 'request_interaction')
 
 # What inspect_aut may ask (read-only).
 INSPECT_QUERIES = ('memory_recall', 'causal_links', 'predict_outcome', 'pain_history',

@@ -17,7 +17,9 @@ def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
                         on_respond: Callable[[str], None] | None = None,
                         gateway: Gateway | None = None, read_roots=(), write_roots=(),
                         query_timeout_s: float = 2.0,
-                        registry: ToolRegistry | None = None) -> ToolRegistry:
+                        registry: ToolRegistry | None = None,
+                        ask: Callable[[str, list, float], 'str | None'] | None = None
+                        ) -> ToolRegistry:
     """Every built-in tool: robot, filesystem, code, communication and introspection.
 
     None for a dependency means that part is absent (headless, no memory, no gateway):
@@ -26,7 +28,7 @@ def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
     registry = registry or ToolRegistry()
     sandbox = Sandbox(mode, root, read_roots, write_roots)
     for t in (robot_tools(send_head_goal) + filesystem_tools(sandbox) + code_tools(sandbox)
-              + communication_tools(on_respond, gateway)
+              + communication_tools(on_respond, gateway, ask=ask)
               + introspection_tools(query, query_timeout_s)):
         registry.register(t)
     return registry

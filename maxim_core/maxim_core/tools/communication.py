@@ -1,4 +1,5 @@
-"""Communication tools: respond (console text), speak (espeak-ng), send_message, call_user.
+"""Communication tools: respond (console text), speak (espeak-ng), send_message, call_user,
+request_interaction (a question to the person, answered in the thinking panel).
 
 `respond` hands the text to an injected `on_respond(text)` (the agent node publishes it) or,
 without one, returns it as its output. `speak` runs espeak-ng when it is installed and says
@@ -115,8 +116,43 @@ class CallUserTool(_GatewayTool):
         return self._send({'text': text})
 
 
+# ask(prompt, options, timeout_s) -> the person's answer, or None when none came in time.
+Ask = Callable[[str, list, float], 'str | None']
+
+
+class RequestInteractionTool(Tool):
+    name = 'request_interaction'
+    description = ('Ask the person a question and wait for the answer (a last resort: '
+                   'for a genuine preference).')
+    input_schema = {'type': 'object', 'properties': {
+        'question': {'type': 'string', 'minLength': 1, 'maxLength': 500},
+        'options': {'type': 'array', 'items': {'type': 'string', 'maxLength': 100},
+                    'maxItems': 6, 'default': []},
+        'timeout_s': {'type': 'number', 'minimum': 1, 'maximum': 300, 'default': 60}},
+        'required': ['question']}
+    category = 'communication'
+
+    def __init__(self, ask: Ask | None = None):
+        super().__init__()
+        self.ask = ask
+
+    def execute(self, question: str, options: list | None = None,
+                timeout_s: float = 60.0) -> ToolOutcome:
+        if self.ask is None:
+            return ToolOutcome.fail('nobody to ask: no interaction channel (the thinking '
+                                    'panel) is connected', ERROR_UNAVAILABLE,
+                                    output={'available': False})
+        answer = self.ask(question, list(options or []), float(timeout_s))
+        if answer is None:
+            return ToolOutcome.fail(f'no answer within {timeout_s:.0f} s', ERROR_TIMEOUT,
+                                    output={'question': question, 'answered': False})
+        return ToolOutcome.ok({'question': question, 'answer': answer, 'answered': True},
+                              question=question, text=answer)
+
+
 def communication_tools(on_respond: Callable[[str], None] | None = None,
                         gateway: Gateway | None = None,
-                        speak_executable: str | None = 'espeak-ng') -> list[Tool]:
+                        speak_executable: str | None = 'espeak-ng',
+                        ask: Ask | None = None) -> list[Tool]:
     return [RespondTool(on_respond), SpeakTool(speak_executable), SendMessageTool(gateway),
-            CallUserTool(gateway)]
+            CallUserTool(gateway), RequestInteractionTool(ask)]

@@ -27,7 +27,7 @@ TOOL_DESCRIPTIONS: dict[str, dict] = {
         'description': 'Turn the head to a pan/tilt angle in radians (or by an offset with '
                        'relative=true). Overrides the attention reflex for duration_s.',
         'params': {'pan': 'radians, left positive, -2.6..2.6',
-                   'tilt': 'radians, up positive, -0.8..0.8',
+                   'tilt': 'radians, down positive (REP 103), -0.8..0.8',
                    'relative': 'true to move by an offset from where the head is'},
         'example': '{"tool": "move", "args": {"pan": 0.5, "tilt": 0.0}}',
         'followup_type': 'observe: check head/state or scene_summary',
@@ -123,6 +123,12 @@ TOOL_DESCRIPTIONS: dict[str, dict] = {
         'params': {'text': 'what to say'},
         'example': '{"tool": "respond", "args": {"text": "Hello!"}}',
         'followup_type': 'wait for an answer',
+    },
+    'request_interaction': {
+        'description': 'Ask the person a question and wait for the answer; a last resort, '
+                       'for a genuine preference only.',
+        'params': {'question': 'the question', 'options': 'suggested answers (optional)'},
+        'followup_type': 'use the answer',
     },
     'speak': {
         'description': 'Say something aloud through the speaker (text to speech).',
