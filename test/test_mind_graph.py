@@ -76,7 +76,7 @@ def test_a_question_to_the_person_goes_out_and_the_answer_comes_back(tmp_path):
     from maxim_interfaces.msg import InteractionRequest, InteractionResponse
     g = Graph(tmp_path, backend=ScriptedBackend([decision(
         'Two balls: I ask which one to follow.', 'request_interaction',
-        {'question': 'Which ball should I follow?', 'options': ['red', 'blue'],
+        {'question': 'Which ball should I follow?',
          'timeout_s': 60})]),
         tools=['request_interaction', 'respond'])
     asked = []
@@ -92,6 +92,6 @@ def test_a_question_to_the_person_goes_out_and_the_answer_comes_back(tmp_path):
     finally:
         g.close()
     assert [(m.prompt, list(m.options)) for m in asked] == [
-        ('Which ball should I follow?', ['red', 'blue'])]
+        ('Which ball should I follow?', [])]
     assert result.success and result.call.tool_name == 'request_interaction'
     assert 'the red one' in result.output and episode.success

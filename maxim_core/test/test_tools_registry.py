@@ -69,7 +69,7 @@ def test_decorator_and_register_tool():
 
 def test_builtin_descriptions_cover_every_builtin_tool(tmp_path):
     reg = build_tool_registry('active', tmp_path)
-    assert len(reg) == 27
+    assert len(reg) == 28
     for name in reg.names():
         d = reg.description(name)
         assert d.description != '(no description)' and d.example, name

@@ -577,13 +577,15 @@ class Mind:
             provenance_log=log, clock=self.robot_clock)
         self.idle = IdleRuntime(self.tasks, settings.breaker(), controller)
 
-    def submit_task(self, op: str, task_id: str = '', new_task: dict | None = None):
-        """Add (`new_task`: TaskStore.add's keywords), pause, resume or cancel a task; the
-        task as it is now. TaskNotFound for an unknown id, ValueError for a bad request."""
+    def submit_task(self, op: str, task_id: str = '',
+                    new_task: Callable[[], dict] | None = None):
+        """Add (`new_task()`: TaskStore.add's keywords, read only when there is a store),
+        pause, resume or cancel a task; the task as it is now. TaskNotFound for an unknown id,
+        ValueError for a bad request."""
         if self.tasks is None:
             raise ValueError('idle.enabled is false: this agent keeps no tasks')
         if op == 'add':
-            return self.tasks.add(**(new_task or {}))
+            return self.tasks.add(**(new_task() if new_task is not None else {}))
         ops = {'pause': self.tasks.pause, 'resume': self.tasks.resume,
                'cancel': self.tasks.cancel}
         if op not in ops:

@@ -170,7 +170,7 @@ class AgentNode(Node):
         try:
             task = self.mind.submit_task(
                 ops.get(request.op, str(request.op)), request.task.task_id,
-                conv.msg_to_new_task(request.task) if request.op == request.OP_ADD else None)
+                lambda: conv.msg_to_new_task(request.task))
         except TaskNotFound as exc:
             response.error_code, response.error_msg = response.ERROR_NOT_FOUND, exc.args[0]
             return response

@@ -42,7 +42,9 @@ from maxim_core.tools.scope import ToolExecutor, ToolScope
 # memory_recall (the narrative one, on the AUT's own memory, replaces it).
 SIM_DEREGISTERED = ('move', 'track_target', 'focus_interests', 'novelty_track', 'speak',
                     'send_message', 'call_user', 'scene_summary', 'search_code', 'run_tests',
-                    'git_diff', 'git_commit', 'memory_recall', 'request_interaction')
+                    'git_diff', 'git_commit', 'memory_recall')
+# Built-in tools the narrative world replaces with its own of the same name.
+SIM_REPLACED = ('request_interaction',)
 
 # What inspect_aut may ask (read-only).
 INSPECT_QUERIES = ('memory_recall', 'causal_links', 'predict_outcome', 'pain_history',
@@ -212,7 +214,7 @@ class SimulationBridge:
         self.registry = build_tool_registry(
             mode=config.mode, root=self.workspace,
             query=memory_port.query if memory_port is not None else self.memory.query)
-        for tool_name in SIM_DEREGISTERED:
+        for tool_name in SIM_DEREGISTERED + SIM_REPLACED:
             if tool_name in self.registry:
                 self.registry.unregister(tool_name)
         self.registry.descriptions.update(NARRATIVE_DESCRIPTIONS)

@@ -126,8 +126,6 @@ class RequestInteractionTool(Tool):
                    'for a genuine preference).')
     input_schema = {'type': 'object', 'properties': {
         'question': {'type': 'string', 'minLength': 1, 'maxLength': 500},
-        'options': {'type': 'array', 'items': {'type': 'string', 'maxLength': 100},
-                    'maxItems': 6, 'default': []},
         'timeout_s': {'type': 'number', 'minimum': 1, 'maximum': 300, 'default': 60}},
         'required': ['question']}
     category = 'communication'
@@ -136,13 +134,12 @@ class RequestInteractionTool(Tool):
         super().__init__()
         self.ask = ask
 
-    def execute(self, question: str, options: list | None = None,
-                timeout_s: float = 60.0) -> ToolOutcome:
+    def execute(self, question: str, timeout_s: float = 60.0) -> ToolOutcome:
         if self.ask is None:
             return ToolOutcome.fail('nobody to ask: no interaction channel (the thinking '
                                     'panel) is connected', ERROR_UNAVAILABLE,
                                     output={'available': False})
-        answer = self.ask(question, list(options or []), float(timeout_s))
+        answer = self.ask(question, [], float(timeout_s))
         if answer is None:
             return ToolOutcome.fail(f'no answer within {timeout_s:.0f} s', ERROR_TIMEOUT,
                                     output={'question': question, 'answered': False})

@@ -127,7 +127,8 @@ TOOL_DESCRIPTIONS: dict[str, dict] = {
     'request_interaction': {
         'description': 'Ask the person a question and wait for the answer; a last resort, '
                        'for a genuine preference only.',
-        'params': {'question': 'the question', 'options': 'suggested answers (optional)'},
+        'params': {'question': 'the question',
+                   'timeout_s': 'seconds to wait for the answer (default 60)'},
         'followup_type': 'use the answer',
     },
     'speak': {
