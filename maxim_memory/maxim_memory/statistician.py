@@ -110,10 +110,13 @@ def sample_confidence(n: int) -> float:
 class StatisticianConfig:
     min_samples: int = 5           # fewer outcomes: no record at all
     window: int = 60               # the most recent outcomes of a tool that are fitted
+    # Confirmed patterns become permanent concepts and every session end tests every tool
+    # again, so the tests sit near the 1% level, not 5%: on outcomes drawn at a constant
+    # rate (0.3-0.9, 10-60 uses) 0.5-4% of the tool records are confirmed (4-7% at |t| >= 2).
     min_r2: float = 0.5            # a trend is confirmed from this R^2 ...
-    min_t: float = 2.0             # ... with a significant raw correlation (|t|) ...
+    min_t: float = 2.6             # ... with a significant raw correlation (|t|) ...
     min_change: float = 0.2        # ... and this much change of the rate over the span
-    min_z: float = 1.96            # a context's rate differs from the tool's elsewhere
+    min_z: float = 2.576           # a context's rate differs from the tool's elsewhere
     max_contexts_per_tool: int = 5
     max_concepts: int = 50         # salience trends for the most referenced concepts
 

@@ -1,14 +1,15 @@
 """The session end's detect step on a real hub: PATTERN records, RELATED_TO, proposed types."""
 
 import math
+import random
 
 import pytest
 
 from maxim_memory.hub import HubConfig, MemoryHub
 from maxim_memory.records import (Action, Decision, EpisodeContext, EpisodicMemory, MathRecord,
                                   Outcome, Perception, Provenance)
-from maxim_memory.statistician import (correlation_t, DAY_S, linear_fit, rolling_mean,
-                                       significance)
+from maxim_memory.statistician import (_Outcome, correlation_t, DAY_S, linear_fit,
+                                       rolling_mean, significance, Statistician)
 
 T0 = 1_800_000_000.0
 STEP = 0.7 * DAY_S   # ten uses over 6.3 days: inside the hippocampus' 7-day gist age
@@ -244,5 +245,31 @@ def test_concept_context_grounds_concepts_in_view_and_shows_the_patterns(tmp_pat
         assert 'rising' in verbal['ball_salience_trend']
         assert {r['type'] for r in entry['relationships']} >= {'LOCATED_AT'}
         assert not any(k.startswith('stat:') for k in entry['properties'])
+    finally:
+        hub.close(end_session=False)
+
+
+def test_noise_few_samples_and_blocked_calls_confirm_nothing(tmp_path):
+    st = Statistician(None, None, None, None)
+    confirmed = 0
+    for seed in range(400):  # a constant 0.6 success rate: any confirmed trend is noise
+        rng = random.Random(seed)
+        outs = [_Outcome(T0 + i * 3600, 'look', rng.random() < 0.6, 'c') for i in range(30)]
+        confirmed += st.tool_trend('look', outs).confirmed
+    assert confirmed / 400 <= 0.03, confirmed  # 1.3% over 1000 such runs
+    hub = make_hub(tmp_path, NOW)
+    try:
+        for i in range(4):  # too few uses for any statistic
+            hub.capture_episode(episode('wave', i < 2, T0 + i * STEP, objects=('hand',)))
+        for i in range(10):  # blocked calls never ran: they are not outcomes of the tool
+            e = episode('push', False, T0 + i * STEP, objects=('box',))
+            e.outcome.blocked = i >= 5
+            hub.capture_episode(e)
+        report = hub.on_session_end()
+        names = {hub.angular_gyrus.get(i).name for i in report.patterns.stored}
+        assert not any('wave' in n for n in names)
+        (push,) = hub.angular_gyrus.recall(name='stat:tool:push:success')
+        assert push.values['n'] == 5 and not push.confirmed
+        assert report.patterns.confirmed == []
     finally:
         hub.close(end_session=False)
