@@ -318,6 +318,7 @@ class Statistician:
         report.stored.append(rid)
         if rec.confirmed:
             report.confirmed.append(rid)
+        self._refresh_promoted(rid, rec)
         seen = set()
         for name in about:
             cid = self.atl.find_by_name(name, fuzzy=False)
@@ -332,6 +333,20 @@ class Statistician:
             self.cross.link('angular_gyrus', rid, 'atl', cid, 'QUANTIFIES',
                             max(0.05, min(1.0, rec.confidence)))
             report.links += 1
+
+    def _refresh_promoted(self, rid: str, rec: MathRecord) -> None:
+        """Concepts promoted from this pattern say what it says now: the new figures, or
+        that it is no longer confirmed (promotion only ever adds; this keeps them honest)."""
+        for edge in self.cross.links('angular_gyrus', rid, 'STATISTICALLY_CONFIRMS', 'out'):
+            concept = self.atl.find(edge.dst.partition('/')[2])
+            if not isinstance(concept, Concept):
+                continue
+            head = 'Confirmed operational pattern' if rec.confirmed else \
+                'No longer a confirmed pattern'
+            concept.definition = f'{head}: {rec.verbal}.'
+            concept.embedding_text = f'{concept.name} {concept.definition}'
+            concept.properties.update(verbal=rec.verbal, confirmed=rec.confirmed)
+            self.atl.update(concept, durable=False)
 
 
 def _finite(x: float) -> float:

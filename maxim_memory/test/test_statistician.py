@@ -152,7 +152,11 @@ def test_a_rerun_updates_the_pattern_in_place(tmp_path):
         hub.on_session_end()
         (now,) = hub.angular_gyrus.recall(name='stat:tool:navigate:success')
         assert now.id == first.id and now.values['n'] == 16
-        assert now.values['last_rate'] == 1.0
+        assert now.values['last_rate'] == 1.0 and not now.confirmed
+        # the concept promoted from it no longer claims the decline
+        concept = hub.atl.concept(hub.atl.find_by_name('stat:tool:navigate:success'))
+        assert concept.definition.startswith('No longer a confirmed pattern: navigate tool')
+        assert concept.properties['confirmed'] is False
     finally:
         hub.close(end_session=False)
 
