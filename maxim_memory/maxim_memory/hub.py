@@ -614,9 +614,13 @@ class MemoryHub:
             if self.scn.available:
                 self.store.put_state('scn', to_plain(self.scn.obj.to_dict()))
             step('scn_save')
-            report.patterns = self.statistician.run()
-            report.related_to = self.grounder.cooccurrence()
-            report.relations = self.relations.run()
+            try:  # derived knowledge: its failure must not cost the promotion and the persist
+                report.patterns = self.statistician.run()
+                report.related_to = self.grounder.cooccurrence()
+                report.relations = self.relations.run()
+            except Exception as exc:  # noqa: BLE001 - reported, and the session end goes on
+                log.exception('session-end detection failed')
+                report.errors.append(f'detect failed: {type(exc).__name__}: {exc}')
             step('detect')
             report.promotion = self.promoter.promote(self.config.promote_min_confidence,
                                                      self.config.promote_min_observations)

@@ -277,3 +277,20 @@ def test_noise_few_samples_and_blocked_calls_confirm_nothing(tmp_path):
         assert report.patterns.confirmed == []
     finally:
         hub.close(end_session=False)
+
+
+def test_a_failing_detector_is_reported_and_the_session_end_goes_on(tmp_path):
+    hub = make_hub(tmp_path, NOW)
+    try:
+        ids = [hub.capture_episode(e) for e in scenario()[:10]]
+
+        def broken():
+            raise ValueError('bad statistic')
+
+        hub.statistician.run = broken
+        report = hub.on_session_end()
+        assert report.errors == ['detect failed: ValueError: bad statistic']
+        assert report.steps == ['scn_save', 'detect', 'promote', 'consolidate', 'persist']
+        assert report.persisted_records >= len(ids)
+    finally:
+        hub.close(end_session=False)
