@@ -137,6 +137,9 @@ class _Outcome:
 
 
 def _default_context(rec: MemoryRecord) -> str:
+    """The hub's context signature without what a gist drops (explicit context, scene): the
+    objects, else the goal words. (A gist keeps no `blocked` flag either: a blocked call that
+    was compressed counts as a failure.)"""
     if isinstance(rec, CompressedMemory):
         objects, goal = rec.objects, rec.goal
     else:
@@ -261,7 +264,7 @@ class Statistician:
             se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
             z = (p1 - p2) / se if se > 0 else 0.0
             confirmed = abs(z) >= cfg.min_z
-            verbal = (f'{tool} in {ctx}: success rate {p1:.2f} ({k1}/{n1}) vs {p2:.2f} '
+            verbal = (f'{tool} in context {ctx}: success rate {p1:.2f} ({k1}/{n1}) vs {p2:.2f} '
                       f'elsewhere (z={z:+.2f}{"" if confirmed else ", not significant"})')
             rec = MathRecord(
                 name=f'stat:tool:{tool}@{ctx}:success', category='PATTERN', domain=DOMAIN,
