@@ -118,11 +118,6 @@ def test_session_end_writes_confirmed_trends_that_promote_with_agent_inference(t
         know = hub.knowledge_context([seed], limit=8)
         names = [k['name'] for k in know]
         assert 'stat:tool:navigate:success' in names, names
-        print('session end:', len(report.patterns.stored), 'PATTERN records,',
-              len(report.patterns.confirmed), 'confirmed,', report.patterns.links,
-              'QUANTIFIES edges,', report.related_to, 'RELATED_TO pairs,',
-              len(report.relations.related), 'proposed-type edges',
-              report.relations.proposed, len(report.promotion.created), 'promoted')
     finally:
         hub.close(end_session=False)
     again = make_hub(tmp_path, NOW)
