@@ -18,8 +18,9 @@ Measures, with baselines taken in the same run (printed as ratios):
 - spread: cross-layer spreading activation (`CrossLayerGraph.spread_activation`, the hub's
   decay / threshold / depth) from single seeds on a 100k-node three-layer graph vs a plain
   breadth-first search of the same networkx graph to the same depth;
-- session: `MemoryHub.on_session_end` (SCN save -> promote -> consolidate -> persist) on a hub
-  of 100k episodes filled through the real capture path vs `persist()` alone on the same data;
+- session: `MemoryHub.on_session_end` (SCN save -> detect -> promote -> consolidate -> persist)
+  on a hub of 100k episodes filled through the real capture path vs `persist()` alone on the
+  same data;
   also the hub's start-up with the saved EC index vs re-embedding every episode;
 - bytes per episode on disk (SQLite, EC index file) and in memory.
 
@@ -535,6 +536,10 @@ def bench_session(n: int, tmp: Path) -> None:
                  f'hippocampus compressed {h.compressed:,}, pruned {h.pruned:,}, edges decayed '
                  f'{h.edges_decayed:,}; concepts promoted {len(report.promotion.created)}; '
                  f'extractor dropped {hub.extractor.dropped}'])
+    rows.append(['  detect work', '', '',
+                 f'{len(report.patterns.stored)} PATTERN records '
+                 f'({len(report.patterns.confirmed)} confirmed), {report.related_to} RELATED_TO '
+                 f'pairs, {len(report.relations.related)} edges of proposed types'])
     hub.store.checkpoint()
     left = len(hub.hippocampus)
     db_bytes = hub.store.size_bytes()

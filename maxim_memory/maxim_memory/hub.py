@@ -4,7 +4,10 @@ Capture path (durable when `capture_episode` returns): hippocampus write-through
 NAc observation (RPE; |RPE| > 0.3 adds a CAUSES edge from the run's previous episode) -> SCN
 bins -> EC similarity index; the concept extractor runs behind, on its own thread.
 Queries are read-only: they never touch access counts or learned state.
-`on_session_end` runs the mandatory order: SCN save -> promote -> consolidate -> persist.
+`on_session_end` runs the mandatory order: SCN save -> detect -> promote -> consolidate ->
+persist. Detect is the statistician's PATTERN records (tool trends, context rates, salience
+trends), Jaccard RELATED_TO between co-occurring concepts and proposed relationship types; it
+runs before promotion so the confirmed patterns are promoted in the same session end.
 Persist also saves the EC similarity index next to the database (`<db>.ec.npz`), so a restart
 loads it and embeds only the episodes captured since; an index built by another embedder is
 rebuilt, and an unreadable one is moved aside and rebuilt.
@@ -34,6 +37,8 @@ from maxim_memory.layers import (AccessBasedStrategy, AngularGyrus, ATL, Capacit
 from maxim_memory.layers.base import ConsolidationReport
 from maxim_memory.records import (CompressedMemory, Concept, EpisodicMemory, MemoryRecord,
                                   SemanticMemory)
+from maxim_memory.statistician import (ProposalReport, RelationProposer, Statistician,
+                                       StatisticianReport)
 from maxim_memory.store import CorruptStoreError, EdgeRow, MemoryStore
 
 log = logging.getLogger(__name__)
@@ -138,6 +143,9 @@ class RecallResult:
 @dataclass
 class SessionEndReport:
     steps: list[str] = field(default_factory=list)
+    patterns: StatisticianReport | None = None   # AG PATTERN records of the statistician
+    related_to: int = 0                           # Jaccard RELATED_TO edges (re)weighted
+    relations: ProposalReport | None = None       # proposed types and the edges they typed
     promotion: PromotionReport | None = None
     consolidation: list[ConsolidationReport] = field(default_factory=list)
     persisted_records: int = 0
@@ -225,6 +233,9 @@ class MemoryHub:
         sources: list[Any] = [StatisticianPromotionSource(self.angular_gyrus)]
         if self.nac.available:
             sources.insert(0, NAcPromotionSource(self.nac.obj, self.hippocampus))
+        self.statistician = Statistician(self.hippocampus, self.atl, self.angular_gyrus,
+                                         self.cross, self.ips, context_of=context_signature)
+        self.relations = RelationProposer(self.hippocampus, self.atl, self.cross, self.registry)
         self.promoter = SemanticPromoter(self.atl, self.hippocampus, self.cross, sources,
                                          self.ips)
         self.completer = PatternCompleter(self.atl, self.hippocampus, self.angular_gyrus)
@@ -585,8 +596,9 @@ class MemoryHub:
     # --- session end and persistence -----------------------------------------------------------
 
     def on_session_end(self) -> SessionEndReport:
-        """SCN save -> promote -> consolidate (all layers) -> persist. The order matters:
-        promotion needs the source episodes before consolidation compresses them."""
+        """SCN save -> detect -> promote -> consolidate (all layers) -> persist. The order
+        matters: detection reads the episodes' detail and feeds promotion, and promotion
+        needs the source episodes before consolidation compresses them."""
         report = SessionEndReport()
         t = time.perf_counter()
 
@@ -602,6 +614,14 @@ class MemoryHub:
             if self.scn.available:
                 self.store.put_state('scn', to_plain(self.scn.obj.to_dict()))
             step('scn_save')
+            try:  # derived knowledge: its failure must not cost the promotion and the persist
+                report.patterns = self.statistician.run()
+                report.related_to = self.grounder.cooccurrence()
+                report.relations = self.relations.run()
+            except Exception as exc:  # noqa: BLE001 - reported, and the session end goes on
+                log.exception('session-end detection failed')
+                report.errors.append(f'detect failed: {type(exc).__name__}: {exc}')
+            step('detect')
             report.promotion = self.promoter.promote(self.config.promote_min_confidence,
                                                      self.config.promote_min_observations)
             step('promote')

@@ -680,6 +680,8 @@ class ConceptContextBuilder:
                 continue
             layer_ctx.append({'layer': 'angular_gyrus', 'name': m.name, 'verbal': m.verbal,
                               'confidence': round(m.confidence, 3)})
+            if m.category == 'PATTERN':
+                continue  # a trend or a rate in context: its verbal line says it all
             suffix = m.name[len(c.name) + 1:] if m.name.startswith(c.name + '_') else m.name
             if 'mean' in m.values:
                 props[f'mean_{suffix}'] = round(m.values['mean'], 3)

@@ -100,7 +100,7 @@ def test_session_end_runs_in_the_mandatory_order(tmp_path):
     hub.promoter.sources = [OrderProbe()]
     clock.t += 2 * DAY_S  # the episodes are old enough to be compressed
     report = hub.on_session_end()
-    assert report.steps == ['scn_save', 'promote', 'consolidate', 'persist']
+    assert report.steps == ['scn_save', 'detect', 'promote', 'consolidate', 'persist']
     assert seen['uncompressed'] is True
     (cid,) = report.promotion.created
     assert all(isinstance(r, CompressedMemory) for r in hub.hippocampus)
