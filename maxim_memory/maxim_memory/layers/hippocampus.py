@@ -9,20 +9,25 @@ Recall never scans every episode when it has something to narrow by: the context
 holds, besides tool / outcome / object / person / mode / run, every word of the episode's
 text (the keyword score is counted from those sets, not by re-reading texts) and the day of
 the episode (a time window reads only its days' buckets).
+
+The words are content words (relevance.py: stop words out, plurals folded), and a text query
+scores each episode by the rarity-weighted share of the query's content words it holds: a
+query that shares only "the" with an episode does not match it, and `min_score` drops the
+episodes below a relevance threshold (`relevance.KEYWORD_THRESHOLD` for enrichment). A query
+made only of stop words matches nothing.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections import Counter, defaultdict, deque
+from collections import defaultdict, deque
 import heapq
-import re
 from typing import Any, Iterable
 
 from maxim_memory.layers.base import BaseLayer, ConsolidationReport, DAY_S, norm_key
 from maxim_memory.records import CompressedMemory, EpisodicMemory, MemoryRecord
+from maxim_memory.relevance import content_words, KeywordMatch, KeywordScorer
 
-_WORD = re.compile(r'[a-z0-9]+')
 RECENT_PER_KEY = 20
 
 
@@ -84,7 +89,7 @@ class Hippocampus(BaseLayer):
             keys.append(('mode', rec.context.mode))
         keys.append(('compressed', isinstance(rec, CompressedMemory)))
         keys.append(('day', int(episode_time(rec) // DAY_S)))
-        keys += [('word', w) for w in set(_WORD.findall(rec.text().lower()))]
+        keys += [('word', w) for w in content_words(rec.text())]
         return keys
 
     def _index_record(self, record: MemoryRecord) -> None:
@@ -169,10 +174,12 @@ class Hippocampus(BaseLayer):
     def search(self, query: str = '', tool_name: str = '', success: bool | None = None,
                object: str = '', person: str = '', mode: str = '', run_id: str = '',
                time_after: float = 0.0, time_before: float = 0.0,
-               include_compressed: bool = True) -> list[tuple[MemoryRecord, float]]:
+               include_compressed: bool = True, min_score: float = 0.0
+               ) -> list[tuple[MemoryRecord, float]]:
         """Every match with its relevance, best first (keyword score, then newest)."""
-        out = self._matches(query, tool_name, success, object, person, mode, run_id,
-                            time_after, time_before, include_compressed)
+        out = [(r, m.score) for r, m in self._matches(
+            query, tool_name, success, object, person, mode, run_id, time_after, time_before,
+            include_compressed, min_score)]
         out.sort(key=_rank)
         return out
 
@@ -180,13 +187,23 @@ class Hippocampus(BaseLayer):
                    ) -> tuple[list[tuple[MemoryRecord, float]], int]:
         """The best `limit` matches of `search(**filters)`, in its order, and how many match
         in all (a partial selection: no sort of every match)."""
-        out = self._matches(**filters)
+        out = [(r, m.score) for r, m in self._matches(**filters)]
         return heapq.nsmallest(max(0, limit), out, key=_rank), len(out)
+
+    def keyword_matches(self, query: str, limit: int, min_score: float = 0.0
+                        ) -> list[tuple[MemoryRecord, KeywordMatch]]:
+        """The best `limit` episodes for a text, each with its score and the content words
+        it shares with the text; those under `min_score` are left out (so the answer is
+        often empty: nothing relevant)."""
+        out = self._matches(query=query, min_score=min_score)
+        return heapq.nsmallest(max(0, limit), out,
+                               key=lambda h: (-h[1].score, -episode_time(h[0]), h[0].id))
 
     def _matches(self, query: str = '', tool_name: str = '', success: bool | None = None,
                  object: str = '', person: str = '', mode: str = '', run_id: str = '',
                  time_after: float = 0.0, time_before: float = 0.0,
-                 include_compressed: bool = True) -> list[tuple[MemoryRecord, float]]:
+                 include_compressed: bool = True, min_score: float = 0.0
+                 ) -> list[tuple[MemoryRecord, KeywordMatch]]:
         sets = []
         if tool_name:
             sets.append(self._index.get(('tool', norm_key(tool_name.lower())), set()))
@@ -203,18 +220,17 @@ class Hippocampus(BaseLayer):
         days = self._day_ids(time_after, time_before)
         if days is not None:
             sets.append(days)
-        words = sorted(set(_WORD.findall(query.lower())))
-        postings = [self._index.get(('word', w), set()) for w in words]
-        hits: Counter = Counter()
+        words = content_words(query)
+        if query.strip() and not words:
+            return []  # only stop words: nothing to be relevant to
+        postings = {w: self._index.get(('word', w), set()) for w in words}
+        scorer = KeywordScorer(words, lambda w: len(postings[w]), len(self._records))
+        everything = KeywordMatch(1.0, ())
         if sets:
             sets.sort(key=len)
             ids = set(sets[0]).intersection(*sets[1:])
-            if words:  # the keyword score from the word sets: no text is re-read
-                hits = Counter({i: sum(1 for p in postings if i in p) for i in ids})
         elif words:
-            for p in postings:
-                hits.update(p)
-            ids = hits.keys()
+            ids = set().union(*postings.values())
         else:
             ids = self._records.keys()
         out = []
@@ -226,13 +242,12 @@ class Hippocampus(BaseLayer):
                 t = episode_time(rec)
                 if (time_after and t < time_after) or (time_before and t > time_before):
                     continue
-            score = 1.0
-            if words:
-                n = hits[rid]
-                if n == 0:
+            match = everything
+            if words:  # the keyword score from the word sets: no text is re-read
+                match = scorer.match({w for w, p in postings.items() if rid in p})
+                if not match.shared or match.score < min_score:
                     continue
-                score = n / len(words)
-            out.append((rec, score))
+            out.append((rec, match))
         return out
 
     def recall(self, limit: int = 10, **filters: Any) -> list[MemoryRecord]:
