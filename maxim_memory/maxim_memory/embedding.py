@@ -21,7 +21,7 @@ import logging
 from pathlib import Path
 import re
 import threading
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 import zlib
 
 import numpy as np
@@ -306,12 +306,13 @@ def _blas_limiter() -> Any:
     return _LIMITER[0]
 
 
-def make_embedder(backend: str = 'sentence', model_path: str = '',
-                  fallback: bool = True) -> Embedder:
-    """The embedder a backend name stands for: 'sentence' (default), 'llama' (`model_path`,
-    '' = the embedded GGUF) or 'hashing'. When the sentence model's package is missing and
-    `fallback` is set, the hashing embedder is returned with a warning logged (the EC then
-    matches words, not meaning); otherwise EmbedderError."""
+def make_embedder(backend: str = 'sentence', model_path: str = '', fallback: bool = True,
+                  warn: Callable[[str], None] | None = None) -> Embedder:
+    """The embedder a backend name stands for: 'sentence' (default; `model_path` = another
+    model.zip), 'llama' (`model_path` = a GGUF, '' = the embedded one) or 'hashing'. When
+    the sentence model's package is missing and `fallback` is set, the hashing embedder is
+    returned with a warning (to `warn`, else this module's logger): the EC then matches
+    words, not meaning. Otherwise EmbedderError."""
     if backend == 'hashing':
         return HashingEmbedder()
     if backend == 'llama':
@@ -325,6 +326,7 @@ def make_embedder(backend: str = 'sentence', model_path: str = '',
     except EmbedderError as exc:
         if not fallback:
             raise
-        log.warning('sentence embeddings unavailable (%s): FALLING BACK to word hashing; the '
-                    'EC will match shared words and spellings, not meaning', exc)
+        (warn or log.warning)(f'sentence embeddings unavailable ({exc}): FALLING BACK to word '
+                              f'hashing; the EC will match shared words and spellings, not '
+                              f'meaning')
         return HashingEmbedder()
