@@ -177,9 +177,8 @@ class Hippocampus(BaseLayer):
                include_compressed: bool = True, min_score: float = 0.0
                ) -> list[tuple[MemoryRecord, float]]:
         """Every match with its relevance, best first (keyword score, then newest)."""
-        out = [(r, m.score) for r, m in self._matches(
-            query, tool_name, success, object, person, mode, run_id, time_after, time_before,
-            include_compressed, min_score)]
+        out = self._matches(query, tool_name, success, object, person, mode, run_id,
+                            time_after, time_before, include_compressed, min_score)
         out.sort(key=_rank)
         return out
 
@@ -187,7 +186,7 @@ class Hippocampus(BaseLayer):
                    ) -> tuple[list[tuple[MemoryRecord, float]], int]:
         """The best `limit` matches of `search(**filters)`, in its order, and how many match
         in all (a partial selection: no sort of every match)."""
-        out = [(r, m.score) for r, m in self._matches(**filters)]
+        out = self._matches(**filters)
         return heapq.nsmallest(max(0, limit), out, key=_rank), len(out)
 
     def keyword_matches(self, query: str, limit: int, min_score: float = 0.0
@@ -195,15 +194,21 @@ class Hippocampus(BaseLayer):
         """The best `limit` episodes for a text, each with its score and the content words
         it shares with the text; those under `min_score` are left out (so the answer is
         often empty: nothing relevant)."""
-        out = self._matches(query=query, min_score=min_score)
-        return heapq.nsmallest(max(0, limit), out,
-                               key=lambda h: (-h[1].score, -episode_time(h[0]), h[0].id))
+        if not query.strip():
+            return []
+        out, scorer, postings = self._matches(query=query, min_score=min_score,
+                                              want_words=True)
+        top = heapq.nsmallest(max(0, limit), out, key=_rank)
+        return [(rec, scorer.match({w for w, p in postings.items() if rec.id in p}))
+                for rec, _ in top]
 
     def _matches(self, query: str = '', tool_name: str = '', success: bool | None = None,
                  object: str = '', person: str = '', mode: str = '', run_id: str = '',
                  time_after: float = 0.0, time_before: float = 0.0,
-                 include_compressed: bool = True, min_score: float = 0.0
-                 ) -> list[tuple[MemoryRecord, KeywordMatch]]:
+                 include_compressed: bool = True, min_score: float = 0.0,
+                 want_words: bool = False) -> Any:
+        """(record, score) of every match; with `want_words`, also the scorer and the query
+        words' postings (to tell which words each match shares)."""
         sets = []
         if tool_name:
             sets.append(self._index.get(('tool', norm_key(tool_name.lower())), set()))
@@ -221,16 +226,24 @@ class Hippocampus(BaseLayer):
         if days is not None:
             sets.append(days)
         words = content_words(query)
-        if query.strip() and not words:
-            return []  # only stop words: nothing to be relevant to
+        if query.strip() and not words:  # only stop words: nothing to be relevant to
+            return ([], None, {}) if want_words else []
         postings = {w: self._index.get(('word', w), set()) for w in words}
         scorer = KeywordScorer(words, lambda w: len(postings[w]), len(self._records))
-        everything = KeywordMatch(1.0, ())
+        acc: dict[str, float] = {}  # summed weights of the query words each episode holds
         if sets:
             sets.sort(key=len)
             ids = set(sets[0]).intersection(*sets[1:])
+            for w in words:  # word by word, as KeywordScorer.match sums: the same floats
+                wt = scorer.weights[w]
+                for rid in (ids & postings[w]):
+                    acc[rid] = acc.get(rid, 0.0) + wt
         elif words:
-            ids = set().union(*postings.values())
+            for w in words:
+                wt = scorer.weights[w]
+                for rid in postings[w]:
+                    acc[rid] = acc.get(rid, 0.0) + wt
+            ids = acc.keys()
         else:
             ids = self._records.keys()
         out = []
@@ -242,12 +255,15 @@ class Hippocampus(BaseLayer):
                 t = episode_time(rec)
                 if (time_after and t < time_after) or (time_before and t > time_before):
                     continue
-            match = everything
+            score = 1.0
             if words:  # the keyword score from the word sets: no text is re-read
-                match = scorer.match({w for w, p in postings.items() if rid in p})
-                if not match.shared or match.score < min_score:
+                got = acc.get(rid, 0.0)
+                score = round(got / scorer.total, 4) if scorer.total > 0 else 0.0
+                if got <= 0.0 or score < min_score:
                     continue
-            out.append((rec, match))
+            out.append((rec, score))
+        if want_words:
+            return out, scorer, postings
         return out
 
     def recall(self, limit: int = 10, **filters: Any) -> list[MemoryRecord]:
