@@ -29,13 +29,15 @@ from dataclasses import dataclass, field
 import json
 import logging
 from pathlib import Path
+import re
 import sys
 import tempfile
 import time
 from typing import Any
 
 from maxim_memory import relevance
-from maxim_memory.embedding import EmbedderError, HashingEmbedder, SentenceEmbedder
+from maxim_memory.embedding import (EmbedderError, HashingEmbedder, LlamaEmbedder,
+                                    SentenceEmbedder)
 from maxim_memory.hub import HubConfig, MemoryHub
 from maxim_memory.records import (Action, EpisodeContext, EpisodicMemory, Outcome,
                                   Perception)
@@ -232,8 +234,13 @@ def embedders(names: list[str]) -> list[Any]:
                 out.append(SentenceEmbedder())
             except EmbedderError as exc:
                 print(f'  sentence model unavailable, skipped: {exc}', flush=True)
+        elif name == 'llama':  # the embedded GGUF's mean-pooled states (slow: ~90 ms/text)
+            try:
+                out.append(LlamaEmbedder.embedded(n_threads=1))
+            except EmbedderError as exc:
+                print(f'  llama embedder unavailable, skipped: {exc}', flush=True)
         else:
-            raise SystemExit(f'unknown embedder {name!r} (hashing, sentence)')
+            raise SystemExit(f'unknown embedder {name!r} (hashing, sentence, llama)')
     return out
 
 
@@ -265,6 +272,8 @@ def run(args: argparse.Namespace) -> list[Result]:
                               'unrelated answered)')
                         for th, r, u in sweep(pairs, kw, [x / 20 for x in range(1, 11)]):
                             print(f'    {th:.2f}  {pct(r):>5}  {pct(u):>5}')
+                    if emb.name == 'llama':
+                        continue  # no cache: the held-out check would re-embed ~1000 times
                     rel, unr, chosen = held_out(hub, pairs)
                     print(f'\n  {emb.name}: two-fold held-out check: semantic thresholds '
                           f'chosen {chosen[0]:.2f} (odd pairs) and {chosen[1]:.2f} (even); '
@@ -299,6 +308,14 @@ def run(args: argparse.Namespace) -> list[Result]:
               f'{b.rates["related"] / a.rates["related"]:.2f}x, paraphrases found '
               f'{b.rates["paraphrase"]:.0%} vs {a.rates["paraphrase"]:.0%}, recall@5 '
               f'{b.rates["para_recall5"]:.0%} vs {a.rates["para_recall5"]:.0%}')
+    word = re.compile(r'[a-z0-9]+')
+    texts = [set(word.findall(to_episode(p, 0.0).text().lower())) for p in pairs]
+    unrelated = [p for p in pairs if not p['related']]
+    any_word = sum(1 for p in unrelated
+                   if any(set(word.findall(p['percept'].lower())) & t for t in texts))
+    print(f'\nbaseline without relevance (any shared word, stop words included; the top 3 of '
+          f'the EC unthresholded): unrelated pairs answered 100% '
+          f'({pct(any_word / len(unrelated))} by a shared word)')
     for r in results:
         if r.misses or r.false_alarms:
             print(f'\n{r.embedder}: missed {", ".join(r.misses) or "none"}; false alarms: '
@@ -311,7 +328,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument('--pairs', default=str(PAIRS), help='the labelled pairs (JSON lines)')
     ap.add_argument('--embedders', default='hashing,sentence',
                     type=lambda s: [x for x in s.split(',') if x],
-                    help='comma-separated: hashing, sentence (side by side, in this order)')
+                    help='comma-separated: hashing, sentence, llama (side by side, in this '
+                    'order)')
     ap.add_argument('--sweep', action='store_true',
                     help="print each channel's threshold trade-off (the calibration)")
     return ap
