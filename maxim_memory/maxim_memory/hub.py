@@ -692,8 +692,8 @@ class MemoryHub:
                 found[rec.id] = [rec, match.score, [match.why()]]
             if self.similarity.available and text.strip():
                 index = self.similarity.obj
-                sem_min = relevance.semantic_threshold(index.embedder) \
-                    if semantic_threshold is None else float(semantic_threshold)
+                sem_min = index.relevance_threshold if semantic_threshold is None \
+                    else float(semantic_threshold)
                 for hit in index.search(text, None, k=limit):
                     sim = hit.breakdown.get('semantic', 0.0)
                     rec = self.hippocampus.find(hit.episode_id)

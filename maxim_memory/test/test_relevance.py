@@ -57,6 +57,8 @@ def test_thresholds_per_channel_and_embedder():
     assert relevance.semantic_threshold(SentenceEmbedder) == \
         SentenceEmbedder.relevance_threshold
     assert relevance.semantic_threshold(object()) == relevance.DEFAULT_SEMANTIC_THRESHOLD
+    from maxim_memory.similarity import EpisodeSimilarityIndex
+    assert EpisodeSimilarityIndex(HashingEmbedder()).relevance_threshold == 0.5
     with pytest.raises(ValueError, match='no relevance threshold'):
         relevance.threshold('nac')
 
