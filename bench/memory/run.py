@@ -34,6 +34,7 @@ skips a scale whose estimated memory exceeds what is available (it says so).
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from dataclasses import dataclass
 import gc
 import logging
@@ -55,6 +56,7 @@ from maxim_memory.nac import NucleusAccumbens
 from maxim_memory.pain import PainDetector, PainHistory
 from maxim_memory.records import (Action, Decision, EpisodeContext, EpisodicMemory, Outcome,
                                   Perception)
+from maxim_memory.relevance import content_words, KeywordScorer
 from maxim_memory.scn import SuprachiasmaticNucleus
 from maxim_memory.similarity import EpisodeSimilarityIndex
 
@@ -288,14 +290,15 @@ def to_record(e: tuple, run_len: int = 500) -> EpisodicMemory:
         outcome=Outcome(ok, valence, 'done' if ok else 'it failed', duration_s=delay))
 
 
-WORD = __import__('re').compile(r'[a-z0-9]+')
-
-
-def brute_recall(recs: list, query: str = '', tool_name: str = '', success: bool | None = None,
-                 object: str = '', person: str = '', time_after: float = 0.0,
-                 time_before: float = 0.0, limit: int = 10) -> tuple[list[str], int]:
-    """The baseline: every episode checked against every filter, keyword-scored, sorted."""
-    words = set(WORD.findall(query.lower()))
+def brute_recall(recs: list, doc_freq: Counter, query: str = '', tool_name: str = '',
+                 success: bool | None = None, object: str = '', person: str = '',
+                 time_after: float = 0.0, time_before: float = 0.0,
+                 limit: int = 10) -> tuple[list[str], int]:
+    """The baseline: every episode checked against every filter, keyword-scored (content
+    words weighted by rarity, from a document-frequency table kept like the index's),
+    sorted."""
+    scorer = KeywordScorer(query, doc_freq, len(recs))
+    words = scorer.words
     tool_name, object, person = tool_name.lower(), object.lower(), person.lower()
     out = []
     for r in recs:
@@ -312,9 +315,10 @@ def brute_recall(recs: list, query: str = '', tool_name: str = '', success: bool
             continue
         score = 1.0
         if words:
-            score = len(words & set(WORD.findall(r.text().lower()))) / len(words)
-            if score == 0.0:
+            match = scorer.match(set(content_words(r.text())))
+            if not match.shared:
                 continue
+            score = match.score
         out.append((r, score))
     out.sort(key=lambda x: (-x[1], -x[0].created_at, x[0].id))
     return [r.id for r, _ in out[:limit]], len(out)
@@ -358,13 +362,14 @@ def bench_recall(n: int, n_queries: int, tmp: Path) -> tuple[list[list[str]], fl
     gc.collect()
     rss_per = (rss_bytes() - rss0) / n
     recs = list(hub.hippocampus)
+    doc_freq = Counter(w for r in recs for w in content_words(r.text()))
     kinds: dict[str, list[float]] = {}
     for kind, q in recall_queries(n, n_queries):
         t = time.perf_counter()
         res = hub.recall(limit=10, **q)
         t_hub = time.perf_counter() - t
         t = time.perf_counter()
-        ids, total = brute_recall(recs, limit=10, **q)
+        ids, total = brute_recall(recs, doc_freq, limit=10, **q)
         t_brute = time.perf_counter() - t
         same = [r.id for r, _ in res.hits] == ids and res.total_matches == total
         k = kinds.setdefault(kind, [0.0, 0.0, 0, 0, 0])

@@ -47,5 +47,5 @@ def test_the_agent_under_test_remembers_through_the_memory_node():
             bridge.close()
     second = backend.prompts[-1]
     memory_lines = [ln for ln in second.splitlines() if ln.startswith('- Memory: ')]
-    assert any('courtyard' in ln and '[shares' in ln for ln in memory_lines), second
+    assert any('courtyard' in ln and '[shared words' in ln for ln in memory_lines), second
     assert port.captured >= 3

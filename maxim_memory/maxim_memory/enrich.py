@@ -28,37 +28,21 @@ in-process mind (the scenario runner) calls it directly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-import re
 import time
 from typing import Any, Callable, Iterable
 
+from maxim_memory import relevance
 from maxim_memory.layers.hippocampus import episode_time
 from maxim_memory.records import CompressedMemory
 
 CHANNELS = ('episodes', 'similar', 'concepts', 'knowledge', 'predictions', 'values',
             'rhythms')
 
-# Words that carry no situation: matching on them is what made every percept "remind" the
-# robot of every episode. A standard English list plus the words every percept narrative has.
-STOP_WORDS = frozenset('''
-a about above after again against all am an and any are as at be because been before being
-below between both but by can could did do does doing down during each few for from further
-had has have having he her here hers herself him himself his how i if in into is it its
-itself just me more most my myself no nor not now of off on once only or other our ours
-ourselves out over own same she should so some such than that the their theirs them
-themselves then there these they this those through to too under until up very was we were
-what when where which while who whom why will with would you your yours yourself yourselves
-also get got one two see saw seen look looks looking thing things something nothing
-there's it's i'm i've let lets may might must shall still yet
-'''.split())
-
-_WORD = re.compile(r'[a-z0-9]+')
-
 
 def content_words(text: str) -> set[str]:
-    """Lower-case words of `text` that say something (stop words and 1-letter words out)."""
-    return {w for w in _WORD.findall(str(text).lower())
-            if len(w) > 1 and w not in STOP_WORDS}
+    """The words of `text` that say something (maxim_memory.relevance: stop words, the
+    attention narrative's fixed words and numbers out, plurals folded)."""
+    return set(relevance.content_words(str(text)))
 
 
 @dataclass(frozen=True)
@@ -66,9 +50,6 @@ class EnrichConfig:
     """Per-channel relevance thresholds and caps."""
 
     limit: int = 3                       # items per channel
-    episode_min_score: float = 0.34      # share of the situation's content words
-    episode_min_words: int = 1           # ... and at least this many shared words
-    similar_min_score: float = 0.55      # EC fused similarity
     knowledge_limit: int = 8
     knowledge_min_activation: float = 0.05
     value_min_confidence: float = 0.2    # NAc confidence for a tool's value to be shown
@@ -158,12 +139,9 @@ class MemoryEnricher:
         situation = ' '.join([text, ' '.join(objects), ' '.join(people), goal])
         out: dict[str, Channel] = {}
         seeds: list[str] = []
-        if 'episodes' in wanted or 'knowledge' in wanted or 'rhythms' in wanted:
-            out['episodes'] = self._episodes(situation, limit)
-            seeds += [i.ref for i in out['episodes'].items]
-        if 'similar' in wanted or 'knowledge' in wanted:
-            out['similar'] = self._similar(situation, limit, set(seeds))
-            seeds += [i.ref for i in out['similar'].items]
+        if {'episodes', 'similar', 'knowledge', 'rhythms'} & set(wanted):
+            out['episodes'], out['similar'] = self._relevant(situation, limit)
+            seeds += [i.ref for i in out['episodes'].items + out['similar'].items]
         if 'concepts' in wanted:
             out['concepts'] = self._concepts(objects, people, goal, limit)
         if 'knowledge' in wanted:
@@ -183,43 +161,27 @@ class MemoryEnricher:
         return {c: out[c] for c in wanted}
 
     # -- channels ----------------------------------------------------------------------------
-    def _episodes(self, situation: str, limit: int) -> Channel:
-        words = content_words(situation)
-        if not words:
-            return Channel(reason='no content words to match')
-        result = self.hub.recall(query=' '.join(sorted(words)), limit=max(limit * 4, 12))
+    def _relevant(self, situation: str, limit: int) -> tuple[Channel, Channel]:
+        """The hippocampus's and the EC's relevant episodes (MemoryHub.relevant_memories:
+        shared content words, idf-weighted, or sentence similarity, each over its calibrated
+        threshold): those that share words are `episodes`, those only similar in meaning are
+        `similar`. Identical lines are one."""
+        if not content_words(situation):
+            reason = 'no content words to match'
+            return Channel(reason=reason), Channel(reason=reason)
         now = self.clock()
-        items, seen = [], set()
-        for rec, _ in result.hits:
-            shared = words & content_words(rec.text())
-            score = len(shared) / len(words)
+        episodes, similar, seen = [], [], set()
+        for rec, score, why in self.hub.relevant_memories(situation, limit=limit * 4):
             line = episode_line(rec, now)
-            if len(shared) < self.config.episode_min_words or \
-                    score < self.config.episode_min_score or line in seen:
+            if line in seen:
                 continue
             seen.add(line)
-            items.append(Item(line, score, 'shares ' + ', '.join(sorted(shared)[:5]), rec.id))
-        items.sort(key=lambda i: -i.score)
-        if not items:
-            return Channel(reason='no episode shares enough of this situation')
-        return Channel(items[:limit])
-
-    def _similar(self, situation: str, limit: int, exclude: set[str]) -> Channel:
-        if not situation.strip():
-            return Channel(reason='nothing to compare')
-        if not getattr(self.hub.similarity, 'available', False):
-            return Channel(reason='the EC is unavailable')
-        hits = self.hub.similarity_search(context=situation[:500], limit=limit + len(exclude))
-        now = self.clock()
-        items = []
-        for rec, score, _ in hits:
-            if rec.id in exclude or score < self.config.similar_min_score:
-                continue
-            items.append(Item(episode_line(rec, now), score, f'similar in meaning ({score:.2f})',
-                              rec.id))
-        if not items:
-            return Channel(reason='no episode is similar enough')
-        return Channel(items[:limit])
+            item = Item(line, score, why, rec.id)
+            (episodes if 'shared words' in why else similar).append(item)
+        return (Channel(episodes[:limit]) if episodes else
+                Channel(reason='no episode shares enough of this situation'),
+                Channel(similar[:limit]) if similar else
+                Channel(reason='no episode is similar enough in meaning'))
 
     def _concepts(self, objects, people, goal, limit) -> Channel:
         if not (objects or people or goal):

@@ -24,8 +24,9 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
+from maxim_memory import relevance
 from maxim_memory.graph import CrossLayerGraph, Edge, RelationshipRegistry
 from maxim_memory.knowledge import (ConceptContext, ConceptContextBuilder, ConceptExtractor,
                                     ConceptGrounder, IPS, NAcPromotionSource, normalize_tokens,
@@ -151,6 +152,14 @@ class SessionEndReport:
     persisted_records: int = 0
     errors: list[str] = field(default_factory=list)
     durations_s: dict[str, float] = field(default_factory=dict)  # per step, wall time
+
+
+class RelevantMemory(NamedTuple):
+    """An episode offered to the model, its relevance (0..1) and why it matched."""
+
+    record: MemoryRecord
+    score: float
+    why: str
 
 
 class QueryError(ValueError):
@@ -680,6 +689,42 @@ class MemoryHub:
     def concept_by_id(self, concept_id: str) -> Concept | None:
         rec = self.atl.find(concept_id)
         return rec if isinstance(rec, Concept) else None
+
+    # --- relevance (what enrichment offers the model) ------------------------------------------
+
+    def relevant_memories(self, text: str, limit: int = 3, keyword_threshold: float | None = None,
+                          semantic_threshold: float | None = None) -> list[RelevantMemory]:
+        """Episodes relevant to `text` (a percept, a request), best first, each as
+        (record, score, why): from the hippocampus when they share enough content words
+        (idf-weighted share >= `keyword_threshold`, default relevance.KEYWORD_THRESHOLD), from
+        the EC when their embedding is close enough (cosine >= `semantic_threshold`, default
+        the embedder's calibrated one). The score is the better of the two (0..1); `why`
+        names the shared words and/or the similarity. Often empty: nothing is relevant.
+        Read-only."""
+        if not isinstance(text, str):
+            raise QueryError('text must be a string')
+        limit = self._limit(limit, default=3)
+        kw_min = relevance.KEYWORD_THRESHOLD if keyword_threshold is None \
+            else float(keyword_threshold)
+        found: dict[str, list[Any]] = {}  # id -> [record, score, reasons]
+        with self._lock:
+            for rec, match in self.hippocampus.keyword_matches(text, limit, kw_min):
+                found[rec.id] = [rec, match.score, [match.why()]]
+            if self.similarity.available and text.strip():
+                index = self.similarity.obj
+                sem_min = index.relevance_threshold if semantic_threshold is None \
+                    else float(semantic_threshold)
+                for hit in index.search(text, None, k=limit):
+                    sim = hit.breakdown.get('semantic', 0.0)
+                    rec = self.hippocampus.find(hit.episode_id)
+                    if sim < sem_min or rec is None:
+                        continue
+                    entry = found.setdefault(rec.id, [rec, 0.0, []])
+                    entry[1] = max(entry[1], round(sim, 4))
+                    entry[2].append(f'semantic similarity {sim:.2f}')
+        out = [RelevantMemory(rec, score, '; '.join(why)) for rec, score, why in found.values()]
+        out.sort(key=lambda r: (-r.score, -episode_time(r.record), r.record.id))
+        return out[:limit]
 
 
 def default_db_path() -> str:

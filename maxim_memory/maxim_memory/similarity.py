@@ -43,6 +43,7 @@ import faiss
 import numpy as np
 
 from maxim_memory.embedding import Embedder, embedder_identity
+from maxim_memory.relevance import semantic_threshold
 from maxim_memory.scn import encode_time_of_day
 
 MODALITIES = ('semantic', 'structural', 'temporal', 'context')
@@ -221,6 +222,12 @@ class EpisodeSimilarityIndex:
         self._alive = _Grow((), np.bool_)
         self._postings: dict[tuple[str, Any], list[int]] = {}
         self._dead = 0
+
+    @property
+    def relevance_threshold(self) -> float:
+        """The semantic similarity from which a hit is relevant to its query, for this
+        index's embedder (relevance.semantic_threshold)."""
+        return semantic_threshold(self.embedder)
 
     # --- contents ------------------------------------------------------------------------------
 

@@ -39,7 +39,8 @@ def test_a_known_situation_gets_episodes_concepts_knowledge_and_predictions(enri
     for name in ('episodes', 'concepts', 'knowledge', 'predictions'):
         assert out[name].items, (name, out[name].reason)
         assert all(i.why for i in out[name].items)
-    assert 'shares' in out['episodes'].items[0].why and 'ball' in out['episodes'].items[0].why
+    why = out['episodes'].items[0].why
+    assert 'shared words' in why and 'ball' in why
     assert out['concepts'].items[0].text.startswith('"ball" (object')
     assert 'in view' in out['concepts'].items[0].why
     # The knowledge channel does not repeat the concept already shown.

@@ -1,5 +1,7 @@
 """The three layers: protocol, index, recall filters, capacity, consolidation, persistence."""
 
+from collections import Counter
+
 import pytest
 
 from maxim_memory.layers import (AccessBasedStrategy, AngularGyrus, ATL, CapacityPolicy,
@@ -8,6 +10,7 @@ from maxim_memory.layers import (AccessBasedStrategy, AngularGyrus, ATL, Capacit
 from maxim_memory.layers.base import DAY_S
 from maxim_memory.records import (Action, CompressedMemory, Concept, EpisodeContext,
                                   EpisodicMemory, MathRecord, Outcome, Perception)
+from maxim_memory.relevance import content_words, KeywordScorer
 from maxim_memory.store import MemoryStore
 
 
@@ -58,7 +61,6 @@ def test_indexed_recall_equals_a_scan_of_every_episode():
     """Words, days and filters come from the index; the answers are those of reading every
     episode's text and fields, compressed and removed episodes included."""
     import random
-    import re
     rng = random.Random(4)
     h = Hippocampus()
     words = ['mug', 'cup', 'door', 'kitchen', 'hall', 'blue', 'red', 'slipped', 'held']
@@ -75,7 +77,9 @@ def test_indexed_recall_equals_a_scan_of_every_episode():
 
     def scan(query='', tool_name='', success=None, object='', time_after=0.0,
              time_before=0.0):
-        q = set(re.findall('[a-z0-9]+', query.lower()))
+        words = {r.id: set(content_words(r.text())) for r in h}
+        df = Counter(w for ws in words.values() for w in ws)
+        scorer = KeywordScorer(query, df, len(words))
         out = []
         for r in h:
             t = r.episode_time if isinstance(r, CompressedMemory) else r.created_at
@@ -87,8 +91,8 @@ def test_indexed_recall_equals_a_scan_of_every_episode():
                     or (object and object not in objs) or (time_after and t < time_after) \
                     or (time_before and t > time_before):
                 continue
-            score = len(q & set(re.findall('[a-z0-9]+', r.text().lower()))) / len(q) \
-                if q else 1.0
+            match = scorer.match(words[r.id])
+            score = match.score if scorer.words else 1.0
             if score > 0:
                 out.append((-score, -t, r.id))
         return [x[2] for x in sorted(out)]

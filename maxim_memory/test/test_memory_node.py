@@ -180,6 +180,8 @@ def test_memory_node_queries_never_change_state(ros, tmp_path):
     ctx, executor = ros
     db = tmp_path / 'memory.db'
     node = MemoryNode(context=ctx, parameter_overrides=[Parameter('db_path', value=str(db))])
+    # the default semantic modality is the sentence model
+    assert node.hub.similarity.obj.embedder.name == 'sentence'
     peer = rclpy.create_node('peer', context=ctx)
     executor.add_node(node)
     executor.add_node(peer)

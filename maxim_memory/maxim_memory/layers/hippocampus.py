@@ -9,20 +9,25 @@ Recall never scans every episode when it has something to narrow by: the context
 holds, besides tool / outcome / object / person / mode / run, every word of the episode's
 text (the keyword score is counted from those sets, not by re-reading texts) and the day of
 the episode (a time window reads only its days' buckets).
+
+The words are content words (relevance.py: stop words out, plurals folded), and a text query
+scores each episode by the rarity-weighted share of the query's content words it holds: a
+query that shares only "the" with an episode does not match it, and `min_score` drops the
+episodes below a relevance threshold (`relevance.KEYWORD_THRESHOLD` for enrichment). A query
+made only of stop words matches nothing.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections import Counter, defaultdict, deque
+from collections import defaultdict, deque
 import heapq
-import re
 from typing import Any, Iterable
 
 from maxim_memory.layers.base import BaseLayer, ConsolidationReport, DAY_S, norm_key
 from maxim_memory.records import CompressedMemory, EpisodicMemory, MemoryRecord
+from maxim_memory.relevance import content_words, KeywordMatch, KeywordScorer
 
-_WORD = re.compile(r'[a-z0-9]+')
 RECENT_PER_KEY = 20
 
 
@@ -84,7 +89,7 @@ class Hippocampus(BaseLayer):
             keys.append(('mode', rec.context.mode))
         keys.append(('compressed', isinstance(rec, CompressedMemory)))
         keys.append(('day', int(episode_time(rec) // DAY_S)))
-        keys += [('word', w) for w in set(_WORD.findall(rec.text().lower()))]
+        keys += [('word', w) for w in content_words(rec.text())]
         return keys
 
     def _index_record(self, record: MemoryRecord) -> None:
@@ -169,10 +174,11 @@ class Hippocampus(BaseLayer):
     def search(self, query: str = '', tool_name: str = '', success: bool | None = None,
                object: str = '', person: str = '', mode: str = '', run_id: str = '',
                time_after: float = 0.0, time_before: float = 0.0,
-               include_compressed: bool = True) -> list[tuple[MemoryRecord, float]]:
+               include_compressed: bool = True, min_score: float = 0.0
+               ) -> list[tuple[MemoryRecord, float]]:
         """Every match with its relevance, best first (keyword score, then newest)."""
         out = self._matches(query, tool_name, success, object, person, mode, run_id,
-                            time_after, time_before, include_compressed)
+                            time_after, time_before, include_compressed, min_score)
         out.sort(key=_rank)
         return out
 
@@ -183,10 +189,26 @@ class Hippocampus(BaseLayer):
         out = self._matches(**filters)
         return heapq.nsmallest(max(0, limit), out, key=_rank), len(out)
 
+    def keyword_matches(self, query: str, limit: int, min_score: float = 0.0
+                        ) -> list[tuple[MemoryRecord, KeywordMatch]]:
+        """The best `limit` episodes for a text, each with its score and the content words
+        it shares with the text; those under `min_score` are left out (so the answer is
+        often empty: nothing relevant)."""
+        if not query.strip():
+            return []
+        out, scorer, postings = self._matches(query=query, min_score=min_score,
+                                              want_words=True)
+        top = heapq.nsmallest(max(0, limit), out, key=_rank)
+        return [(rec, scorer.match({w for w, p in postings.items() if rec.id in p}))
+                for rec, _ in top]
+
     def _matches(self, query: str = '', tool_name: str = '', success: bool | None = None,
                  object: str = '', person: str = '', mode: str = '', run_id: str = '',
                  time_after: float = 0.0, time_before: float = 0.0,
-                 include_compressed: bool = True) -> list[tuple[MemoryRecord, float]]:
+                 include_compressed: bool = True, min_score: float = 0.0,
+                 want_words: bool = False) -> Any:
+        """(record, score) of every match; with `want_words`, also the scorer and the query
+        words' postings (to tell which words each match shares)."""
         sets = []
         if tool_name:
             sets.append(self._index.get(('tool', norm_key(tool_name.lower())), set()))
@@ -203,18 +225,25 @@ class Hippocampus(BaseLayer):
         days = self._day_ids(time_after, time_before)
         if days is not None:
             sets.append(days)
-        words = sorted(set(_WORD.findall(query.lower())))
-        postings = [self._index.get(('word', w), set()) for w in words]
-        hits: Counter = Counter()
+        words = content_words(query)
+        if query.strip() and not words:  # only stop words: nothing to be relevant to
+            return ([], None, {}) if want_words else []
+        postings = {w: self._index.get(('word', w), set()) for w in words}
+        scorer = KeywordScorer(words, lambda w: len(postings[w]), len(self._records))
+        acc: dict[str, float] = {}  # summed weights of the query words each episode holds
         if sets:
             sets.sort(key=len)
             ids = set(sets[0]).intersection(*sets[1:])
-            if words:  # the keyword score from the word sets: no text is re-read
-                hits = Counter({i: sum(1 for p in postings if i in p) for i in ids})
+            for w in words:  # word by word, as KeywordScorer.match sums: the same floats
+                wt = scorer.weights[w]
+                for rid in (ids & postings[w]):
+                    acc[rid] = acc.get(rid, 0.0) + wt
         elif words:
-            for p in postings:
-                hits.update(p)
-            ids = hits.keys()
+            for w in words:
+                wt = scorer.weights[w]
+                for rid in postings[w]:
+                    acc[rid] = acc.get(rid, 0.0) + wt
+            ids = acc.keys()
         else:
             ids = self._records.keys()
         out = []
@@ -227,12 +256,14 @@ class Hippocampus(BaseLayer):
                 if (time_after and t < time_after) or (time_before and t > time_before):
                     continue
             score = 1.0
-            if words:
-                n = hits[rid]
-                if n == 0:
+            if words:  # the keyword score from the word sets: no text is re-read
+                got = acc.get(rid, 0.0)
+                score = round(got / scorer.total, 4) if scorer.total > 0 else 0.0
+                if got <= 0.0 or score < min_score:
                     continue
-                score = n / len(words)
             out.append((rec, score))
+        if want_words:
+            return out, scorer, postings
         return out
 
     def recall(self, limit: int = 10, **filters: Any) -> list[MemoryRecord]:

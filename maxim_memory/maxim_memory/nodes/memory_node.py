@@ -1,7 +1,6 @@
 """The memory node: episodes and pain in, introspection queries out, SQLite underneath."""
 
 from dataclasses import dataclass
-import os
 import time
 
 import rclpy
@@ -16,6 +15,7 @@ from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecal
                                   PainHistory, PredictOutcome, SimilaritySearch, SystemStats,
                                   TemporalPatterns)
 from maxim_memory import conversions as conv
+from maxim_memory.embedding import make_embedder
 from maxim_memory.enrich import channels_to_dict, MemoryEnricher
 from maxim_memory.hub import HubConfig, MemoryHub, QueryError, to_plain, UnavailableError
 from maxim_memory.qos import EVENTS
@@ -32,7 +32,7 @@ class MemoryNodeConfig:
     context_budget_s: float = 0.05
     max_results: int = 50
     state_flush_every: int = 20
-    embedder: str = 'hashing'
+    embedder: str = 'sentence'
     embedding_model_path: str = ''
 
     def hub_config(self) -> HubConfig:
@@ -57,10 +57,12 @@ _PARAMS = [
     ('budgets.max_results', 50, 'Hard cap on the items any query returns', (1, 1000)),
     ('budgets.state_flush_every', 20, 'Snapshot NAc/SCN/pain state every N captures',
      (0, 100_000)),
-    ('embedding.backend', 'hashing', "'hashing' (offline, instant) or 'llama' (GGUF model)",
-     None),
-    ('embedding.model_path', '', "GGUF for 'llama' ('' = the embedded gemma-3-270m, "
-     'assembled into the model cache on first use)', None),
+    ('embedding.backend', 'sentence', "'sentence' (all-MiniLM-L6-v2, offline; falls back to "
+     "'hashing' with a warning when its package is missing), 'hashing' (word hashing, "
+     "instant, matches words not meaning) or 'llama' (the GGUF model)", None),
+    ('embedding.model_path', '', "'sentence': another model.zip ('' = the installed "
+     "package's); 'llama': a GGUF ('' = the embedded gemma-3-270m, assembled into the model "
+     'cache on first use)', None),
 ]
 
 
@@ -139,17 +141,16 @@ class MemoryNode(Node):
                                f'{len(self.hub.hippocampus)} episodes, '
                                f'{len(self.hub.atl)} concepts; EC index '
                                f'{"loaded" if ec.get("loaded") else "built"}, '
-                               f'{ec.get("embedded", 0)} episodes embedded')
+                               f'{ec.get("embedded", 0)} episodes embedded '
+                               f'({self._embedder_name()})')
+
+    def _embedder_name(self) -> str:
+        sim = self.hub.similarity
+        return getattr(sim.obj.embedder, 'name', '?') if sim.available else 'no EC'
 
     def _embedder(self):
-        if self.config.embedder == 'hashing':
-            return None  # the hub picks the offline hashing embedder
-        if self.config.embedder != 'llama':
-            raise ValueError(f"embedding.backend must be 'hashing' or 'llama', "
-                             f'not {self.config.embedder!r}')
-        from maxim_memory.embedding import LlamaEmbedder
-        path = self.config.embedding_model_path
-        return LlamaEmbedder(os.path.expanduser(path)) if path else LlamaEmbedder.embedded()
+        return make_embedder(self.config.embedder, self.config.embedding_model_path,
+                             warn=self.get_logger().warning)
 
     # --- inputs --------------------------------------------------------------------------------
 
