@@ -41,9 +41,10 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
-from maxim_core.tools.base import ERROR_TIMEOUT, ERROR_UNAVAILABLE, ToolError
+from maxim_core.tools.base import (bounded, ERROR_TIMEOUT, ERROR_UNAVAILABLE, Tool, ToolError,
+                                   ToolOutcome)
 
 log = logging.getLogger(__name__)
 
@@ -524,3 +525,37 @@ class ProcessSandbox:
 def timeout_error(argv: Sequence[str], timeout_s: float) -> ToolError:
     return ToolError(f'{os.path.basename(argv[0])} did not finish within {timeout_s} s '
                      '(killed)', ERROR_TIMEOUT)
+
+
+class CommandTool(Tool):
+    """A user tool that runs a command: its argv is built from the arguments and always runs
+    inside a ProcessSandbox (fail closed like the built-in tools).
+
+        CommandTool('make', 'Run a make target.', {'target': {'type': 'string'}},
+                    lambda target: ['make', target], sandbox)
+    """
+
+    category = 'user'
+
+    def __init__(self, name: str, description: str, input_schema: Mapping,
+                 argv_for: Callable[..., Sequence[str]], sandbox: ProcessSandbox,
+                 timeout_s: float = 30.0, max_chars: int = 8000):
+        self.argv_for = argv_for
+        self.sandbox = sandbox
+        self.timeout_s = timeout_s
+        self.max_chars = max_chars
+        super().__init__(name, description, input_schema)
+
+    def execute(self, **args) -> ToolOutcome:
+        argv = list(self.argv_for(**args))
+        result = self.sandbox.run(argv, timeout_s=self.timeout_s, max_bytes=self.max_chars * 4)
+        if result.timed_out:
+            raise timeout_error(argv, self.timeout_s)
+        output = {'exit_code': result.exit_code,
+                  'stdout': bounded(result.stdout, self.max_chars),
+                  'stderr': bounded(result.stderr, self.max_chars // 4)}
+        if result.warning:
+            output['warning'] = result.warning
+        if result.exit_code != 0:
+            return ToolOutcome.fail(f'exit code {result.exit_code}', output=output)
+        return ToolOutcome.ok(output)
