@@ -26,7 +26,8 @@ from maxim_core.tools.robot import robot_tools
 from maxim_core.tools.sandbox import CommandTool
 
 CORPUS = Path(__file__).resolve().parent / 'safety_corpus' / 'corpus.jsonl'
-CALL_TIMEOUT_S = 4.0
+CLASSES = Path(__file__).resolve().parent / 'safety_corpus' / 'classes.jsonl'
+CALL_TIMEOUT_S = 2.5
 # What a command prints when the sandbox (not the command's own logic) stopped it.
 SANDBOX_SIGNS = re.compile(r'Read-only file system|Operation not permitted|Permission denied'
                            r'|Could not resolve host|Temporary failure in name resolution'
@@ -36,8 +37,8 @@ SANDBOX_SIGNS = re.compile(r'Read-only file system|Operation not permitted|Permi
 NEEDS_NETWORK = re.compile(r'\b(curl|wget)\b.*https?://|git push|pip (install|download)')
 
 
-def rows(expect):
-    out = [json.loads(line) for line in CORPUS.read_text(encoding='utf-8').splitlines()
+def rows(expect, path=CORPUS):
+    out = [json.loads(line) for line in path.read_text(encoding='utf-8').splitlines()
            if line.strip()]
     return [r for r in out if r['expect'] == expect]
 
@@ -76,7 +77,8 @@ def test_every_dangerous_call_leaves_every_canary_intact(canaries):
     tools = tools_for(c)
     damaged, counts = [], {'shell': 0, 'tool': 0, 'timed_out': 0, 'nonzero': 0,
                            'refused_by_tool': 0}
-    for row in rows('block'):
+    dangerous = rows('block') + rows('block', CLASSES)
+    for row in dangerous:
         c.reset_workspace()
         if row['tool'] == 'bash':
             result = sandbox.run(['bash', '--noprofile', '--norc', '-c', row['args']['command']],
@@ -95,11 +97,12 @@ def test_every_dangerous_call_leaves_every_canary_intact(canaries):
         if problems:
             damaged.append((row, problems))
     total = counts['shell'] + counts['tool']
-    print(f'\nsandbox alone (gate off): {total} dangerous calls run, '
+    print(f'\nsandbox alone (gate off): {total} dangerous calls run ({len(rows("block"))} of '
+          f'the corpus, {len(rows("block", CLASSES))} of the class set), '
           f'{total - len(damaged)} left every canary intact; {counts["shell"]} shell lines in '
           f'bwrap ({counts["timed_out"]} killed at {CALL_TIMEOUT_S} s, {counts["nonzero"]} '
           f'failed), {counts["tool"]} tool calls ({counts["refused_by_tool"]} refused)')
-    assert total == len(rows('block')) and total >= 250
+    assert total == len(dangerous) and total >= 300
     assert not damaged, damaged[:3]
 
 

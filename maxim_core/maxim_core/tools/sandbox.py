@@ -366,7 +366,8 @@ class ProcessSandbox:
                 '--die-with-parent', '--new-session', '--clearenv']
         if not self.network:
             args.append('--unshare-net')
-        hide_dirs = [Path(p) for p in SECRET_DIRS] + [self.home] + list(self.hidden)
+        hide_dirs = list(dict.fromkeys([Path(p) for p in SECRET_DIRS] + [self.home]
+                                       + list(self.hidden)))
         args += self._hide_args(h for h in hide_dirs
                                 if not any(h != o and _inside(h, o) for o in hide_dirs))
         args += self._hide_args(Path(p) for p in SECRET_FILES)
@@ -476,7 +477,7 @@ class ProcessSandbox:
                     log.warning('pids cgroup %s still busy after %.0f s: %s', path,
                                 _CGROUP_DRAIN_S, exc)
                     return
-            time.sleep(0.05)
+            time.sleep(0.005)
 
     @staticmethod
     def _spawn(argv: list[str], cwd: Path, timeout_s: float, max_bytes: int,
