@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 from helpers.canaries import CanaryServer, Canaries
-from maxim_core.tools.base import ERROR_TIMEOUT, ERROR_UNAVAILABLE
+from maxim_core.tools.base import ERROR_TIMEOUT, ERROR_UNAVAILABLE, ToolError
 from maxim_core.tools.code import code_tools
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox
 from maxim_core.tools.sandbox import (Limits, own_paths, probe, ProcessSandbox,
@@ -188,6 +188,28 @@ def test_own_code_is_protected_by_default(tmp_path):
         assert not out.success and 'never writable' in out.error_msg
     out = by_name(filesystem_tools(sandbox))['read_file'].run({'path': '~/.maxim/memory.db'})
     assert not out.success
+
+
+def test_own_checkout_as_workspace_keeps_the_mind_read_only():
+    """Without running anything there: the mind's checkout as a workspace gets its code, its
+    venv and its test configuration bound read-only again, and the file tools refuse them."""
+    if not probe().ok:
+        pytest.skip(probe().reason)
+    repo = Path(__file__).resolve().parent.parent
+    sb = ProcessSandbox(repo)
+    args = sb.bwrap_args(probe(), repo)
+    ro = {args[i + 1] for i, a in enumerate(args) if a == '--ro-bind'}
+    assert args[args.index('--bind') + 1] == str(repo)
+    for own in ('maxim_core', 'maxim_memory', 'maxim_bringup', 'scripts', 'conftest.py'):
+        assert str((repo / own).resolve()) in ro, own
+    venv = Path(sys.prefix).resolve()
+    assert str(venv) in ro or repo not in venv.parents
+    policy = Sandbox('active', repo)
+    for path in ('maxim_core/maxim_core/fear/patterns.py', 'maxim_bringup/config/robot.yaml',
+                 'conftest.py', 'scripts/bootstrap.sh'):
+        with pytest.raises(ToolError, match='never writable'):
+            policy.check_write(path)
+    assert policy.check_write('docs/notes.md') == repo / 'docs' / 'notes.md'
 
 
 # -- ordinary work ---------------------------------------------------------------------------

@@ -56,6 +56,9 @@ SECRET_FILES = ('/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-',
                 '/etc/ssh/ssh_host_ed25519_key')
 # Folders hidden under an empty tmpfs (when they exist): homes and mounted secrets.
 SECRET_DIRS = ('/root', '/home', '/run/secrets', '/var/run/secrets', '/etc/sudoers.d')
+# In the mind's own checkout, besides the maxim_* packages: what runs when it starts or tests.
+_CHECKOUT_OWN = ('scripts', 'requirements', 'install', 'build', '.maxim', '.venv', '.ci',
+                 'conftest.py', 'pytest.ini', 'colcon.meta', '.flake8')
 _KILL_WAIT_S = 5.0          # after a kill: how long to wait for the pipes to close
 _CGROUP_DRAIN_S = 2.0       # after a call: how long to wait for its pids cgroup to empty
 _PROBE_TIMEOUT_S = 15.0
@@ -268,8 +271,10 @@ def own_paths() -> list[Path]:
     """The mind's own code, configuration and the gate's source (never writable by tools).
 
     The installed maxim_core package, the source it was installed from (a symlink install
-    points there), and, when that source sits in a checkout, its sibling maxim_* packages
-    (their code and their config/) and the launcher scripts.
+    points there), the Python environment running it (a planted .pth or sitecustomize.py there
+    would run inside the mind at its next start), and, when that source sits in a checkout, its
+    sibling maxim_* packages (their code and their config/), the launcher, the scripts, the
+    colcon build and install trees and the test configuration.
     """
     here = Path(__file__).parent.parent            # the maxim_core package folder
     paths = {here.absolute(), here.resolve()}
@@ -277,10 +282,13 @@ def own_paths() -> list[Path]:
     src_pkg = gate.parent.parent                    # .../maxim_core/maxim_core
     paths.add(src_pkg)
     checkout = src_pkg.parent.parent
+    prefix = Path(sys.prefix).resolve()
+    if len(prefix.parts) > 2:          # a venv or a dedicated install, not / or /usr
+        paths.add(prefix)
     if (checkout / 'maxim_core' / 'package.xml').exists() or \
             (checkout / 'maxim').exists() and (checkout / 'maxim_core').is_dir():
         for child in checkout.iterdir():
-            if child.name.startswith('maxim') or child.name in ('scripts', 'requirements'):
+            if child.name.startswith('maxim') or child.name in _CHECKOUT_OWN:
                 paths.add(child.resolve())
     return sorted(paths)
 
