@@ -257,6 +257,8 @@ def test_without_bwrap_tools_that_run_processes_are_refused(tmp_path):
     assert 'WARNING' in out.output['warning']
     with pytest.raises(ValueError):
         ProcessSandbox(tmp_path, fallback='none')
+    with pytest.raises(ValueError, match='never visible'):
+        ProcessSandbox(tmp_path, home=tmp_path / 'home')       # the home inside the workspace
 
 
 def test_timeout_is_reported_as_a_timeout(tmp_path):

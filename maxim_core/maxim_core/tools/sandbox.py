@@ -338,6 +338,10 @@ class ProcessSandbox:
         self.write_roots = [_real(p) for p in self.write_roots]
         self.read_roots = [_real(p) for p in self.read_roots]
         self.home = _real(self.home if self.home is not None else Path.home())
+        for secret in [self.home] + [Path(d) for d in SECRET_DIRS]:
+            if _inside(secret, self.workspace):
+                raise ValueError(f'the sandbox workspace {self.workspace} holds {secret}, '
+                                 'which is never visible to tools: choose a folder inside it')
         self.hidden = [_real(p) for p in self.hidden] + default_hidden()
         self.protected = [_real(p) for p in (own_paths() if self.protected is None
                                              else self.protected)]
