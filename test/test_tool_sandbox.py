@@ -95,6 +95,17 @@ def test_yes_into_a_file_is_bounded_by_the_file_size_limit(canaries):
     assert (canaries.workspace / 'big.txt').stat().st_size <= 4 * 1024 * 1024
 
 
+def test_memory_of_the_whole_call_is_bounded(canaries):
+    if not probe().memory_root:
+        pytest.skip(f'no memory cgroup here: {probe().reason}')
+    hog = "import time; x = b'x' * (100 << 20); time.sleep(1)"
+    result = run(canaries, f'for i in 1 2 3 4; do python3 -c "{hog}" && echo ok & done; wait',
+                 timeout_s=20)
+    assert result.stdout.count('ok') < 4          # 4 x 100 MiB > the call's 256 MiB
+    alone = run(canaries, f'python3 -c "{hog}" && echo ok', timeout_s=20)
+    assert alone.stdout.strip() == 'ok'           # one of them fits
+
+
 def test_output_flood_is_bounded_in_memory(canaries):
     result = run(canaries, 'yes', timeout_s=1)
     assert result.timed_out and len(result.stdout) <= 64_000 and result.stdout_dropped > 0

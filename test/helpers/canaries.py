@@ -25,8 +25,8 @@ import uuid
 
 from maxim_core.tools.sandbox import Limits, ProcessSandbox, RunResult
 
-TEST_LIMITS = Limits(cpu_s=10, address_space_mb=2048, processes=64, file_size_mb=4,
-                     open_files=256)
+TEST_LIMITS = Limits(cpu_s=10, address_space_mb=2048, processes=64, memory_mb=256,
+                     file_size_mb=4, open_files=256)
 
 
 class _Recorder(BaseHTTPRequestHandler):

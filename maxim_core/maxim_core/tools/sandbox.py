@@ -16,7 +16,8 @@ is bounded by the kernel instead, whatever the command says:
 - resource limits: CPU seconds, address space, open files, file size (``RLIMIT_*``, set by
   ``prlimit`` before bwrap starts and inherited), and a process count: ``RLIMIT_NPROC`` inside
   the sandbox for an ordinary user, a ``pids`` control group for root, whom the kernel exempts
-  from RLIMIT_NPROC;
+  from RLIMIT_NPROC; and the memory of the whole call (every process together) by a
+  ``memory`` control group when one can be created;
 - a wall-clock timeout that kills the whole process group; the PID namespace then takes every
   descendant with it;
 - a scrubbed environment (``--clearenv``, then PATH, HOME, LANG, TMPDIR only).
@@ -60,7 +61,7 @@ SECRET_DIRS = ('/root', '/home', '/run/secrets', '/var/run/secrets', '/etc/sudoe
 _CHECKOUT_OWN = ('scripts', 'requirements', 'install', 'build', '.maxim', '.venv', '.ci',
                  'conftest.py', 'pytest.ini', 'colcon.meta', '.flake8')
 _KILL_WAIT_S = 5.0          # after a kill: how long to wait for the pipes to close
-_CGROUP_DRAIN_S = 2.0       # after a call: how long to wait for its pids cgroup to empty
+_CGROUP_DRAIN_S = 2.0       # after a call: how long to wait for its cgroups to empty
 _PROBE_TIMEOUT_S = 15.0
 
 
@@ -78,11 +79,13 @@ class Limits:
     cpu_s: int = 120                 # RLIMIT_CPU, per process
     address_space_mb: int = 4096     # RLIMIT_AS, per process
     processes: int = 256             # RLIMIT_NPROC inside, or the pids cgroup for root
+    memory_mb: int = 4096            # the whole call, when a memory cgroup can be made
     file_size_mb: int = 256          # RLIMIT_FSIZE: the largest file a call can write
     open_files: int = 1024           # RLIMIT_NOFILE
 
     def __post_init__(self):
-        for name in ('cpu_s', 'address_space_mb', 'processes', 'file_size_mb', 'open_files'):
+        for name in ('cpu_s', 'address_space_mb', 'processes', 'memory_mb', 'file_size_mb',
+                     'open_files'):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise ValueError(f'Limits.{name} must be an integer >= 0, got {value!r}')
@@ -112,6 +115,8 @@ class Probe:
     flags: tuple = ()                # namespace flags that worked
     pids: str = 'none'               # how the process count is bounded: rlimit, cgroup, none
     cgroup_root: str | None = None   # the pids cgroup folder we may create children in
+    memory_root: str | None = None   # the memory cgroup folder, when one is usable
+    cgroup_v2: bool = False          # cgroup_root and memory_root are unified (v2) folders
 
 
 def _run_quiet(argv: list[str], timeout_s: float) -> tuple[int, str]:
@@ -125,8 +130,9 @@ def _run_quiet(argv: list[str], timeout_s: float) -> tuple[int, str]:
     return proc.returncode, (proc.stderr or proc.stdout).strip()[:300]
 
 
-def _pids_cgroup() -> str | None:
-    """A pids cgroup folder (v2 or v1) this process may create children in, else None."""
+def _cgroup(controller: str, marker: str) -> tuple[str, bool] | None:
+    """A cgroup folder of `controller` (v2 or v1) this process may create children in, and
+    whether it is v2; None when there is none. `marker` is a file the child must have."""
     candidates = []
     unified = Path('/sys/fs/cgroup')
     try:
@@ -143,25 +149,25 @@ def _pids_cgroup() -> str | None:
                 controllers = (base / 'cgroup.controllers').read_text().split()
             except OSError:
                 controllers = []
-            if 'pids' in controllers:
-                candidates.append(base)
-        elif 'pids' in parts[1].split(','):
-            candidates.append(unified / 'pids' / parts[2].lstrip('/'))
-    for base in candidates:
+            if controller in controllers:
+                candidates.append((base, True))
+        elif controller in parts[1].split(','):
+            candidates.append((unified / controller / parts[2].lstrip('/'), False))
+    for base, v2 in candidates:
         test = base / f'maxim-probe-{os.getpid()}'
         try:
             test.mkdir()
         except OSError:
             continue
         try:
-            ok = (test / 'pids.max').exists() and (test / 'cgroup.procs').exists()
+            ok = (test / marker).exists() and (test / 'cgroup.procs').exists()
         finally:
             try:
                 test.rmdir()
             except OSError as exc:
                 log.warning('could not remove the probe cgroup %s: %s', test, exc)
         if ok:
-            return str(base)
+            return str(base), v2
     return None
 
 
@@ -205,16 +211,23 @@ def _probe(exe: str | None) -> Probe:
     else:
         return Probe(False, 'bwrap cannot start a sandbox here (' + '; '.join(reasons) + ')',
                      exe, prlimit)
+    v2 = os.path.exists('/sys/fs/cgroup/cgroup.controllers')
+    memory = _cgroup('memory', 'memory.max' if v2 else 'memory.limit_in_bytes')
+    mem_root = memory[0] if memory else None
+    mem_note = (f'; memory of a whole call bounded by a memory cgroup under {mem_root}'
+                if mem_root else '; no writable memory cgroup: memory bounded per process only')
     if os.geteuid() != 0:
         return Probe(True, 'bwrap works; processes bounded by RLIMIT_NPROC inside the '
-                     'user namespace', exe, prlimit, flags, 'rlimit')
-    cgroup = _pids_cgroup()
-    if cgroup is not None:
-        return Probe(True, f'bwrap works; processes bounded by a pids cgroup under {cgroup}',
-                     exe, prlimit, flags, 'cgroup', cgroup)
+                     'user namespace' + mem_note, exe, prlimit, flags, 'rlimit', None,
+                     mem_root, bool(memory and memory[1]))
+    pids = _cgroup('pids', 'pids.max')
+    if pids is not None and (memory is None or memory[1] == pids[1]):
+        return Probe(True, f'bwrap works; processes bounded by a pids cgroup under {pids[0]}'
+                     + mem_note, exe, prlimit, flags, 'cgroup', pids[0], mem_root, pids[1])
     return Probe(True, 'bwrap works, but running as root without a writable pids cgroup: the '
                  'process count is bounded only by the wall-clock timeout (the kernel does not '
-                 'apply RLIMIT_NPROC to root)', exe, prlimit, flags, 'none')
+                 'apply RLIMIT_NPROC to root)' + mem_note, exe, prlimit, flags, 'none', None,
+                 mem_root, bool(memory and memory[1]))
 
 
 @dataclass
@@ -408,18 +421,19 @@ class ProcessSandbox:
         return args
 
     def command(self, argv: Sequence[str], cwd: Path, probe_result: Probe,
-                cgroup_procs: str | None = None) -> list[str]:
+                cgroup_procs: Sequence[str] = ()) -> list[str]:
         """The full command line: [cgroup join] prlimit ... bwrap ... -- [prlimit nproc] argv."""
         inner = list(argv)
         if self.limits.processes and probe_result.pids == 'rlimit':
             inner = [probe_result.prlimit, f'--nproc={self.limits.processes}', '--'] + inner
         outer = [probe_result.prlimit, *self.limits.prlimit_args(), '--',
                  *self.bwrap_args(probe_result, cwd), '--', *inner]
-        if cgroup_procs is not None:
-            # The shell joins the cgroup, then becomes prlimit, then bwrap: nothing forks
-            # before the process is inside it.
-            outer = ['/bin/sh', '-c', 'echo $$ > "$1" && shift && exec "$@"', 'sh',
-                     cgroup_procs] + outer
+        if cgroup_procs:
+            # The shell joins the cgroups, then becomes prlimit, then bwrap: nothing forks
+            # before the process is inside them.
+            outer = ['/bin/sh', '-c', 'n=$1; shift; while [ "$n" -gt 0 ]; do '
+                     'echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"', 'sh',
+                     str(len(cgroup_procs)), *cgroup_procs] + outer
         return outer
 
     # -- running ------------------------------------------------------------------------------
@@ -456,26 +470,42 @@ class ProcessSandbox:
             result.sandboxed = False
             result.warning = warning
             return result
-        cgroup = self._make_cgroup(found)
+        cgroups = self._make_cgroups(found)
         try:
-            procs = str(cgroup / 'cgroup.procs') if cgroup is not None else None
+            procs = [str(c / 'cgroup.procs') for c in cgroups]
             return self._spawn(self.command(argv, where, found, procs), where, timeout_s,
                                max_bytes, stdin, env={'PATH': BASE_PATH})
         finally:
-            if cgroup is not None:
-                self._remove_cgroup(cgroup)
+            for c in cgroups:
+                self._remove_cgroup(c)
 
-    def _make_cgroup(self, found: Probe) -> Path | None:
-        if found.pids != 'cgroup' or not self.limits.processes:
-            return None
-        path = Path(found.cgroup_root) / f'maxim-sandbox-{os.getpid()}-{next(_counter)}'
+    def _make_cgroups(self, found: Probe) -> list[Path]:
+        """One fresh cgroup per controller for this call, limits written (v2: one folder)."""
+        name = f'maxim-sandbox-{os.getpid()}-{next(_counter)}'
+        writes: dict[Path, list[tuple[str, str]]] = {}
+        if found.pids == 'cgroup' and self.limits.processes:
+            writes.setdefault(Path(found.cgroup_root) / name, []).append(
+                ('pids.max', str(self.limits.processes)))
+        if found.memory_root and self.limits.memory_mb:
+            size = str(self.limits.memory_mb * 1024 * 1024)
+            files = [('memory.max', size), ('memory.swap.max', '0')] if found.cgroup_v2 \
+                else [('memory.limit_in_bytes', size), ('memory.memsw.limit_in_bytes', size)]
+            writes.setdefault(Path(found.memory_root) / name, []).extend(files)
+        made = []
         try:
-            path.mkdir()
-            (path / 'pids.max').write_text(str(self.limits.processes))
+            for path, files in writes.items():
+                path.mkdir()
+                made.append(path)
+                for file, value in files:
+                    required = file in ('pids.max', 'memory.max', 'memory.limit_in_bytes')
+                    if required or (path / file).exists():     # swap files are optional
+                        (path / file).write_text(value)
         except OSError as exc:
-            raise SandboxUnavailable(f'refused: cannot create the pids cgroup {path} that '
-                                     f'bounds the process count: {exc}') from exc
-        return path
+            for path in made:
+                self._remove_cgroup(path)
+            raise SandboxUnavailable(f'refused: cannot create the cgroup that bounds this '
+                                     f'call ({exc})') from exc
+        return made
 
     @staticmethod
     def _remove_cgroup(path: Path) -> None:
@@ -486,7 +516,7 @@ class ProcessSandbox:
                 return
             except OSError as exc:
                 if time.monotonic() > deadline:
-                    log.warning('pids cgroup %s still busy after %.0f s: %s', path,
+                    log.warning('cgroup %s still busy after %.0f s: %s', path,
                                 _CGROUP_DRAIN_S, exc)
                     return
             time.sleep(0.005)
