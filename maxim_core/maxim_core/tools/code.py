@@ -117,6 +117,8 @@ class RunTestsTool(_CodeTool):
         self._needs_active()
         target = self.sandbox.check_read(path)
         reports = self.sandbox.root / REPORT_DIR
+        if reports.is_symlink():
+            raise SandboxError(f'run_tests: {REPORT_DIR} is a symlink; remove it')
         reports.mkdir(exist_ok=True)
         report = reports / f'pytest-{uuid.uuid4().hex[:12]}.xml'
         argv = [sys.executable, '-m', 'pytest', str(target), '-q', '-p',
@@ -138,6 +140,8 @@ class RunTestsTool(_CodeTool):
         finally:
             if report.is_symlink() or report.exists():
                 report.unlink()
+            if reports.is_dir() and not reports.is_symlink() and not any(reports.iterdir()):
+                reports.rmdir()
         result['exit_code'] = proc['exit_code']
         result['summary'] = (proc['stdout'].strip().splitlines() or [''])[-1][:200]
         if result['failed'] or result['errors'] or proc['exit_code'] not in (0, 5):
