@@ -175,6 +175,21 @@ def test_interpreter_one_liners_cannot_delete_or_send(canaries):
            f' s.send(open(\'{c.secret_file}\').read().encode())"')
 
 
+def test_a_memory_database_named_anywhere_is_hidden_with_its_journal(canaries):
+    c = canaries
+    db = c.outside / 'memory.db'
+    wal = c.outside / 'memory.db-wal'
+    db.write_text(c.secret)
+    wal.write_text(c.secret)
+    try:
+        result = c.sandbox(hidden=[db]).run(['bash', '-c', f'cat {db} {wal}; ls {c.outside}'],
+                                            timeout_s=5)
+        assert c.secret not in result.stdout and 'canary.txt' in result.stdout
+    finally:
+        db.unlink()
+        wal.unlink()
+
+
 def test_the_gate_source_in_the_workspace_is_read_only(canaries):
     c = canaries
     run(c, 'echo "BLOCK = None" > maxim_gate/patterns.py; rm -rf maxim_gate; '

@@ -120,10 +120,11 @@ class Canaries:
                       self.gate / 'patterns.py']
         self.digests = {p: _digest(p) for p in self.files}
 
-    def sandbox(self, **kw) -> ProcessSandbox:
+    def sandbox(self, hidden=(), **kw) -> ProcessSandbox:
         kw.setdefault('limits', TEST_LIMITS)
         return ProcessSandbox(self.workspace, read_roots=[self.outside], home=self.home,
-                              hidden=[self.home / '.maxim'], protected=[self.gate], **kw)
+                              hidden=[self.home / '.maxim', *hidden], protected=[self.gate],
+                              **kw)
 
     def reset_workspace(self) -> None:
         """The workspace emptied and refilled (hostile commands may wreck it: allowed)."""

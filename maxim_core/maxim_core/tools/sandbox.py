@@ -355,7 +355,14 @@ class ProcessSandbox:
             if _inside(secret, self.workspace):
                 raise ValueError(f'the sandbox workspace {self.workspace} holds {secret}, '
                                  'which is never visible to tools: choose a folder inside it')
-        self.hidden = [_real(p) for p in self.hidden] + default_hidden()
+        hidden = [_real(p) for p in self.hidden] + default_hidden()
+        # A SQLite database lives in several files: its journal and WAL are hidden with it.
+        self.hidden = hidden + [p.with_name(p.name + suffix) for p in hidden
+                                for suffix in ('-wal', '-shm', '-journal') if p.is_file()]
+        for h in self.hidden:
+            if _inside(self.workspace, h):
+                raise ValueError(f'the sandbox workspace {self.workspace} lies in {h}, which '
+                                 'is hidden from tools')
         self.protected = [_real(p) for p in (own_paths() if self.protected is None
                                              else self.protected)]
 
@@ -398,18 +405,19 @@ class ProcessSandbox:
         args += self._hide_args(Path(p) for p in SECRET_FILES)
         # The interpreter running us must stay usable inside even when it lives in a home.
         prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
-        for p in sorted(prefixes):
-            if any(_inside(p, h) for h in hide_dirs):
-                args += ['--ro-bind', str(p), str(p)]
+        bound = [p for p in sorted(prefixes) if any(_inside(p, h) for h in hide_dirs)]
+        for p in bound:
+            args += ['--ro-bind', str(p), str(p)]
         for p in self.read_roots:
             if p.exists():
                 args += ['--ro-bind', str(p), str(p)]
+                bound.append(p)
         writable = [self.workspace] + [p for p in self.write_roots if p.exists()]
         for p in writable:
             args += ['--bind', str(p), str(p)]
-        # What lies inside a writable bind: hidden again, protected read-only again.
+        # What lies inside a bind made above: hidden again; protected: read-only again.
         inner_hidden = [h for h in hide_dirs + [Path(p) for p in SECRET_FILES]
-                        if any(_inside(h, w) for w in writable)]
+                        if any(_inside(h, b) for b in bound + writable)]
         args += self._hide_args(inner_hidden)
         for p in self.protected:
             if p.exists() and any(_inside(p, w) for w in writable) and \
