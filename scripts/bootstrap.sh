@@ -65,6 +65,19 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
+# Tools that start a process (bash, run_tests, the git tools) run inside bubblewrap; without it
+# they are refused (maxim_core/tools/sandbox.py, docs/SAFETY.md).
+if ! command -v bwrap >/dev/null && [ "${MAXIM_NO_APT:-0}" != 1 ] && [ "$(id -u)" = 0 ] \
+    && command -v apt-get >/dev/null; then
+  say "installing bubblewrap (the sandbox of the tools that run commands)"
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
+    || { apt-get update -qq >/dev/null 2>&1 \
+         && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; } \
+    || say "bubblewrap could not be installed; tools that run commands will be refused"
+fi
+command -v bwrap >/dev/null \
+  || say "bwrap not found: install bubblewrap (sudo apt-get install bubblewrap) or the bash, run_tests and git tools are refused"
+
 # Optional: the speak tool talks through espeak-ng when it is present.
 if ! command -v espeak-ng >/dev/null && [ "${MAXIM_NO_APT:-0}" != 1 ] && [ "$(id -u)" = 0 ] \
     && command -v apt-get >/dev/null; then

@@ -7,6 +7,9 @@ deterministic review time per call.
    embedded GGUF is present, else by whitespace (said in the output).
 2. The fear gate's deterministic review over the safety corpus (dangerous and benign calls),
    per call, as a ratio to `json.dumps(args)` of the same calls, measured in the same run.
+3. The kernel sandbox's start-up cost per call: `true` and `python3 -c pass` run through
+   ProcessSandbox.run (bwrap, limits, pids cgroup, bounded pipes) vs a bare
+   subprocess.run of the same argv, interleaved in the same run.
 
     python bench/tools/run.py [--quick]
 """
@@ -116,6 +119,35 @@ def bench_fear(repeats) -> None:
           f'(dangerous {per_kind["block"] * 1e6:.0f} us, benign {per_kind["allow"] * 1e6:.0f} us)')
 
 
+def bench_sandbox(repeats) -> None:
+    import subprocess
+    from maxim_core.tools.sandbox import ProcessSandbox
+    with tempfile.TemporaryDirectory() as ws:
+        sandbox = ProcessSandbox(ws)
+        found = sandbox.available()
+        print(f'\n## Kernel sandbox start-up per call ({repeats} calls each, interleaved)')
+        if not found.ok:
+            print(f'skipped: {found.reason}')
+            return
+        print(f'bwrap: {found.bwrap}; {found.reason}')
+        for argv in (['true'], [sys.executable, '-c', 'pass']):
+            bare, boxed = [], []
+            sandbox.run(argv, timeout_s=30)           # warm the page cache
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                subprocess.run(argv, cwd=ws, capture_output=True, timeout=30, check=True)
+                bare.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                result = sandbox.run(argv, timeout_s=30)
+                boxed.append(time.perf_counter() - t0)
+                if result.exit_code != 0:
+                    raise RuntimeError(f'{argv} failed in the sandbox: {result.stderr[:200]}')
+            b, s = statistics.median(bare), statistics.median(boxed)
+            print(f'  {" ".join(os.path.basename(a) for a in argv):18s} bare {b * 1e3:6.1f} ms, '
+                  f'sandboxed {s * 1e3:6.1f} ms (median) = {s / b:4.1f}x, '
+                  f'+{(s - b) * 1e3:.1f} ms per call')
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true', help='fewer repetitions (< 60 s)')
@@ -124,6 +156,7 @@ def main(argv=None) -> int:
     print(f'# bench tools (tokens counted with: {how})')
     bench_index(count)
     bench_fear(3 if args.quick else 20)
+    bench_sandbox(10 if args.quick else 50)
     return 0
 
 

@@ -3,7 +3,7 @@
 import json
 import threading
 
-from maxim_core.fear.agent import FearAgent, FearConfig, ToolPainBridge
+from maxim_core.fear.agent import ChannelLimit, FearAgent, FearConfig, ToolPainBridge
 from maxim_core.fear.patterns import normalize_unicode, scan_call, ScanPolicy
 from maxim_core.llm.backend import LLMError, ScriptedBackend, TIMEOUT
 
@@ -145,3 +145,23 @@ def test_nac_learning_through_the_bridge_blocks_then_spares_other_contexts():
     assert verdicts[0] == 'none' and verdicts[-1] == 'nac'
     bridge.record('move', 'open room', True)
     assert a.review('move', args, 'open room').allowed
+
+
+def test_outbound_channels_are_rate_and_size_limited():
+    now = [0.0]
+    limits = {'send_message': ChannelLimit(calls=2, window_s=60.0, max_chars=50,
+                                           window_chars=80)}
+    gate = FearAgent(FearConfig(mode='active', sandbox_root=ROOT, outbound_limits=limits),
+                     clock=lambda: now[0])
+    msg = {'to': 'owner', 'text': 'done'}
+    assert gate.review('send_message', msg).allowed
+    big = gate.review('send_message', {'to': 'owner', 'text': 'x' * 60})
+    assert not big.allowed and 'characters in one call' in big.reason
+    assert gate.review('send_message', msg).allowed
+    third = gate.review('send_message', msg)
+    assert not third.allowed and third.category == 'exfiltration' and '2 calls' in third.reason
+    assert gate.review('respond', {'text': 'hi'}).allowed        # other channels unaffected
+    now[0] = 61.0                                                # the window slid on
+    assert gate.review('send_message', {'to': 'o', 'text': 'y' * 45}).allowed
+    volume = gate.review('send_message', {'to': 'o', 'text': 'z' * 40})
+    assert not volume.allowed and 'characters in 60 s' in volume.reason

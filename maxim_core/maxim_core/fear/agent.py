@@ -12,10 +12,15 @@ Three layers, first objection wins, every verdict says which layer decided and w
    predicted bad with high confidence (value < 0.1, confidence > 0.85) is blocked. None means
    the NAc is absent, and the reason says the layer was skipped.
 
+Outbound channels (respond, speak, send_message, call_user, git_commit) are also rate and
+size limited (`OutboundLimiter`, part of the pattern layer): a mind that leaks slowly, or
+pastes a database into one message, is stopped by volume even when no pattern matches.
+
 Introspection tools are read-only and bypass the gate (layer 'bypass').
 `ToolPainBridge` feeds each outcome back: NAc observation and escalating pain on failure.
 """
 
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 import json
@@ -42,6 +47,73 @@ _REVIEW_SCHEMA = {
     'properties': {'safe': {'type': 'boolean'},
                    'reason': {'type': 'string', 'maxLength': 200}},
     'required': ['safe', 'reason'], 'additionalProperties': False}
+
+
+@dataclass(frozen=True)
+class ChannelLimit:
+    """At most `calls` calls and `window_chars` characters per `window_s`, and `max_chars` per
+    call, on one outbound channel."""
+
+    calls: int
+    window_s: float
+    max_chars: int
+    window_chars: int
+
+    def __post_init__(self):
+        if self.calls < 1 or self.window_s <= 0 or self.max_chars < 1 or \
+                self.window_chars < self.max_chars:
+            raise ValueError(f'invalid channel limit {self}')
+
+
+DEFAULT_OUTBOUND_LIMITS = {
+    'send_message': ChannelLimit(10, 600.0, 2000, 8000),
+    'call_user': ChannelLimit(3, 3600.0, 1000, 3000),
+    'speak': ChannelLimit(60, 60.0, 2000, 20000),
+    'respond': ChannelLimit(120, 60.0, 4000, 100_000),
+    'git_commit': ChannelLimit(30, 600.0, 4000, 60_000),
+}
+
+
+def _chars(args: Mapping) -> int:
+    return sum(len(v) for v in args.values() if isinstance(v, str))
+
+
+class OutboundLimiter:
+    """Sliding-window rate and size limits per outbound channel (thread-safe)."""
+
+    def __init__(self, limits: Mapping[str, ChannelLimit],
+                 clock: Callable[[], float] = time.monotonic):
+        self.limits = dict(limits)
+        self.clock = clock
+        self._sent: dict[str, deque] = {name: deque() for name in self.limits}
+        self._lock = threading.Lock()
+
+    def check(self, tool: str, args: Mapping) -> str | None:
+        """Why this call would exceed its channel's limits, or None."""
+        limit = self.limits.get(tool)
+        if limit is None:
+            return None
+        size = _chars(args)
+        if size > limit.max_chars:
+            return f'{tool}: {size} characters in one call (limit {limit.max_chars})'
+        with self._lock:
+            sent = self._sent[tool]
+            now = self.clock()
+            while sent and sent[0][0] <= now - limit.window_s:
+                sent.popleft()
+            if len(sent) >= limit.calls:
+                return (f'{tool}: {len(sent)} calls in the last {limit.window_s:.0f} s '
+                        f'(limit {limit.calls})')
+            total = sum(n for _, n in sent) + size
+            if total > limit.window_chars:
+                return (f'{tool}: {total} characters in {limit.window_s:.0f} s (limit '
+                        f'{limit.window_chars})')
+        return None
+
+    def record(self, tool: str, args: Mapping) -> None:
+        if tool in self.limits:
+            with self._lock:
+                self._sent[tool].append((self.clock(), _chars(args)))
 
 
 @dataclass(frozen=True)
@@ -76,6 +148,7 @@ class FearConfig:
     nac_block_value: float = 0.1
     nac_block_confidence: float = 0.85
     block_ambiguous: bool = True      # with no LLM review, an ambiguous call is blocked
+    outbound_limits: Mapping[str, ChannelLimit] | None = None   # None: the defaults; {}: off
 
     def __post_init__(self):
         if self.llm_timeout_s <= 0:
@@ -101,6 +174,9 @@ class FearAgent:
             if backend is not None and config.llm_review else None
         self.reviews = 0
         self.blocked = 0
+        limits = DEFAULT_OUTBOUND_LIMITS if config.outbound_limits is None \
+            else config.outbound_limits
+        self.outbound = OutboundLimiter(limits, clock)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -120,6 +196,8 @@ class FearAgent:
         verdict = self._review(tool, args, context, introspection, key)
         if not verdict.allowed:
             self.blocked += 1
+        elif verdict.layer != 'bypass' and isinstance(args, Mapping):
+            self.outbound.record(tool, args)
         return verdict
 
     def _review(self, tool: str, args: Any, context: str, introspection: bool,
@@ -142,6 +220,10 @@ class FearAgent:
             more = f' (+{len(blocking) - 1} more)' if len(blocking) > 1 else ''
             return Verdict(False, f'{worst.category}: {worst.detail}{more}', 'pattern',
                            worst.risk, worst.category, tuple(found))
+        over = self.outbound.check(tool, args)
+        if over is not None:
+            return Verdict(False, f'exfiltration: outbound limit: {over}', 'pattern', 0.8,
+                           'exfiltration', tuple(found))
         notes = []
         ambiguous = [f for f in found if f.severity == AMBIGUOUS]
         risk = max((f.risk for f in ambiguous), default=0.0)

@@ -12,14 +12,34 @@ strings, quoting and backslashes (`r''m`, `"r"m`, `\\rm`), simple variables (`a=
 own), `bash -c`/`python -c` payloads, and base64 or hex payloads (decoded and scanned; an
 encoded payload piped into a shell is blocked whatever it says).
 
+Beyond strings, the rules name classes of behaviour, so that a new spelling of a known kind
+is still caught:
+- interpreter one-liners (python -c, perl -e, ruby -e, node -e) are read for what their code
+  does by API: deleting (shutil.rmtree, os.remove, unlink, FileUtils.rm_rf, fs.rmSync...),
+  sending (urllib, sockets, LWP, Net::HTTP, fetch... with a payload), running a shell from a
+  string built at run time, writing files; literal concatenations ('r' + 'm') are joined
+  before the literals are scanned as shell lines;
+- package installs from a URL, a VCS or a foreign index (pip, uv, npm, gem, cargo...);
+- deleting the repository's history (.git, git filter-branch, update-ref -d, reflog expire);
+- writing files Python imports or runs by itself (sitecustomize.py, usercustomize.py, *.pth;
+  setup.py or conftest.py that start a shell);
+- program names hidden by a glob (/bin/r?) or by a wrapper (busybox, xargs, find -exec, env,
+  nice, timeout, flock, watch...): the wrapped command is judged as itself;
+- rewriting the gate's own source (maxim_core/fear, the tools' sandbox);
+- secrets in outbound text (respond, speak, send_message, call_user, git_commit): private key
+  blocks, cloud keys (AWS, GCP), GitHub, Slack, Stripe and OpenAI-style tokens, JWTs, and
+  high-entropy values labelled as a key, secret, token or password (`find_secrets`).
+
 Categories: shell_injection, path_traversal, destructive, privilege_escalation,
-exfiltration, credential_access, sandbox_escape (writes outside the sandbox), fork_bomb.
-A finding is 'block' (certainly dangerous) or 'ambiguous' (the LLM layer may decide).
+exfiltration, credential_access, sandbox_escape (writes outside the sandbox), fork_bomb,
+supply_chain. A finding is 'block' (certainly dangerous) or 'ambiguous' (the LLM layer may
+decide).
 """
 
 import base64
 import binascii
 from dataclasses import dataclass
+import math
 import os
 import posixpath
 import re
@@ -32,7 +52,8 @@ BLOCK = 'block'
 AMBIGUOUS = 'ambiguous'
 
 CATEGORIES = ('shell_injection', 'path_traversal', 'destructive', 'privilege_escalation',
-              'exfiltration', 'credential_access', 'sandbox_escape', 'fork_bomb')
+              'exfiltration', 'credential_access', 'sandbox_escape', 'fork_bomb',
+              'supply_chain')
 
 # tool -> {argument: kind}. Kinds: shell, path_read, path_write, glob, regex, text,
 # outbound, content, arg (an opaque argument: every check), skip.
@@ -46,9 +67,9 @@ ARG_KINDS: dict[str, dict[str, str]] = {
     'search_code': {'pattern': 'regex', 'path': 'path_read', 'file_glob': 'glob'},
     'run_tests': {'path': 'path_read', 'keyword': 'arg'},
     'git_diff': {'path': 'path_read'},
-    'git_commit': {'message': 'text', 'paths': 'path_write'},
-    'respond': {'text': 'text'},
-    'speak': {'text': 'text', 'voice': 'arg'},
+    'git_commit': {'message': 'outbound', 'paths': 'path_write'},
+    'respond': {'text': 'outbound'},
+    'speak': {'text': 'outbound', 'voice': 'arg'},
     'send_message': {'to': 'arg', 'text': 'outbound'},
     'call_user': {'text': 'outbound'},
     'track_target': {'target_label': 'arg'},
@@ -82,11 +103,60 @@ _SECRET_RE = re.compile(
     r'|(^|/)\.bash_history\b|/var/run/secrets')
 _STARTUP_FILE = re.compile(r'(^|/)\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|'
                            r'bash_logout|xinitrc|xprofile)$|(^|/)\.ssh/authorized_keys|'
-                           r'(^|/)\.config/autostart/|/etc/cron|/var/spool/cron')
+                           r'(^|/)\.config/autostart/|/etc/cron|/var/spool/cron'
+                           r'|(^|/)(sitecustomize|usercustomize)\.py$|\.pth$')
+# Python files that run code by themselves: at install (setup.py) or test collection.
+_AUTORUN_PY = re.compile(r'(^|/)(setup|conftest|noxfile|__main__)\.py$')
+# The gate's own source and the tools' containment: never a write target.
+_OWN_DIRS = tuple(sorted({os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          os.path.dirname(os.path.dirname(os.path.realpath(__file__)))}))
+_GATE_SOURCE = re.compile(r'(^|/)maxim_core/(fear(/|$)|tools/(sandbox|filesystem)\.py$)')
 _SECRET_VALUE = re.compile(
     r'-----BEGIN [A-Z ]*PRIVATE KEY-----|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}'
     r'|\bsk-[A-Za-z0-9_\-]{20,}|\bxox[abprs]-[A-Za-z0-9\-]{10,}|\b[a-z_]*root:\$[1256y]\$'
     r'|(password|passwd|secret|api[_-]?key|token)\s*[:=]\s*\S{6,}', re.I)
+
+# Secrets in outbound text: (kind, pattern).
+_SECRET_KINDS = (
+    ('private_key', re.compile(r'-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----')),
+    ('aws_access_key', re.compile(r'\b(AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b')),
+    ('aws_secret_key', re.compile(r'(?i)aws.{0,20}secret.{0,20}[:=]\s*[\'"]?'
+                                  r'[A-Za-z0-9/+]{40}\b')),
+    ('gcp_api_key', re.compile(r'\bAIza[0-9A-Za-z_\-]{35}\b')),
+    ('gcp_service_account', re.compile(r'"type"\s*:\s*"service_account"|'
+                                       r'"private_key_id"\s*:')),
+    ('gcp_oauth_token', re.compile(r'\bya29\.[0-9A-Za-z_\-]{20,}')),
+    ('github_token', re.compile(r'\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})')),
+    ('slack_token', re.compile(r'\bxox[abposr]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}'
+                               r'|hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/\w+')),
+    ('api_key', re.compile(r'\b(sk|rk)_(live|test)_[0-9A-Za-z]{16,}|\bsk-[A-Za-z0-9_\-]{20,}')),
+    ('jwt', re.compile(r'\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}')),
+    ('password_hash', re.compile(r'\b[a-z_]*root:\$[1256y]\$')),
+)
+_LABELLED_SECRET = re.compile(
+    r'(?i)\b(?:[a-z0-9_]*[_-])?(api[_-]?key|apikey|secret|token|passwd|password|passphrase|'
+    r'access[_-]?key|auth[_-]?key|client[_-]?secret|private[_-]?key|credentials?)\b'
+    r'["\']?\s*(?:[:=]|\bis\b)\s*["\']?([^\s"\',;]{8,})')
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = {c: text.count(c) for c in set(text)}
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def find_secrets(text: str) -> list[str]:
+    """The kinds of secret found in `text` (outbound text must carry none)."""
+    text = normalize_unicode(text)
+    found = [kind for kind, rx in _SECRET_KINDS if rx.search(text)]
+    for m in _LABELLED_SECRET.finditer(text):
+        label, value = m.group(1).lower(), m.group(2)
+        mixed = re.search(r'[A-Za-z]', value) and re.search(r'[\d\W_]', value)
+        if mixed and (_entropy(value) >= 3.0 or label.startswith('pass')):
+            found.append('labelled_secret')
+            break
+    return found
+
 
 NETWORK_TOOLS = frozenset('curl wget nc ncat netcat socat telnet ftp sftp scp rsync ssh tftp '
                           'http https xh aria2c lftp'.split())
@@ -94,7 +164,44 @@ INTERPRETERS = frozenset('sh bash dash zsh ksh csh tcsh fish ash busybox python 
                          'python3 perl ruby node nodejs php lua tclsh'.split())
 _SHELLS = frozenset('sh bash dash zsh ksh csh tcsh fish ash'.split())
 _PREFIXES = frozenset('env nohup time command builtin exec nice ionice stdbuf xargs timeout '
-                      'unbuffer setsid chronic caffeinate then do else'.split())
+                      'unbuffer setsid chronic caffeinate then do else busybox toybox flock '
+                      'taskset chrt strace ltrace nocache catchsegv'.split())
+# Programs that change or remove what they are given (judged on xargs' and find's inputs).
+_MUTATORS = frozenset('rm shred unlink rmdir mv chmod chown chgrp dd truncate cp tee ln '
+                      'sed'.split())
+_CODE_LANGS = frozenset('python python2 python3 perl ruby node nodejs php lua'.split())
+# What interpreter code does, by API (python, perl, ruby, node, php).
+_CODE_DELETE = re.compile(
+    r'shutil\.rmtree|\bos\.(remove|unlink|rmdir|removedirs)\b|\.(unlink|rmdir)\(|\bunlink\b'
+    r'|\brmtree\b|\brmdir\b|File\.(delete|unlink)|FileUtils\.(rm|rm_r|rm_rf|rm_f|remove\w*)'
+    r'|Dir\.(delete|rmdir|unlink)|fs\.(rm|rmSync|unlink|unlinkSync|rmdir|rmdirSync)\b'
+    r'|fs\.promises\.(rm|unlink|rmdir)|\.(rmSync|unlinkSync|rmdirSync|rm_rf|rm_r)\b'
+    r'|\bos\.truncate|send2trash')
+_CODE_HOME = re.compile(r'Path\.home|expanduser|\bHOME\b|homedir\(|getpwuid|Dir\.home')
+_CODE_NETWORK = re.compile(
+    r'urllib|http\.client|\brequests\b|httpx|aiohttp|\bsocket\b|smtplib|ftplib|telnetlib'
+    r'|paramiko|LWP|HTTP::Tiny|IO::Socket|Net::(HTTP|FTP|SMTP)|TCPSocket|open-uri|URI\.open'
+    r'|\bfetch\(|require\([\'"](https?|net|dgram|tls)[\'"]\)|XMLHttpRequest|curl_exec'
+    r'|file_get_contents\([\'"]https?:')
+_CODE_SENDS = re.compile(
+    r'data\s*=|\.(post|put|patch)\(|\.send(all|to)?\(|\.write\(|\.request\(|\bbody\s*:'
+    r'|(POST|PUT)|post_form|->post|urlopen\([^)]*,|sendmail|storbinary|\.connect\(')
+_CODE_SHELL = re.compile(
+    r'\bos\.(system|popen|exec\w*|spawn\w*)|subprocess|pty\.spawn|\bsystem\s*\(|\bexec\s*\('
+    r'|child_process|execSync|spawnSync|IO\.popen|Open3|%x\{|\bqx[{(/]|`|shell_exec|passthru'
+    r'|\beval\s*\(|__import__')
+_CODE_BUILT = re.compile(r'[\'"]\s*\+|\+\s*[\'"]|\bchr\(|\.join\(|decode\(|\[::-1\]'
+                         r'|\bpack\(|fromCharCode|\.reverse\(|%c|\\x[0-9a-f]{2}|b64decode'
+                         r'|base64', re.I)
+_CODE_WRITE = re.compile(r'open\([^)]*[\'"][wax]b?\+?[\'"]|write_text|write_bytes|File\.write'
+                         r'|fs\.(writeFileSync|writeFile|appendFileSync|appendFile)'
+                         r'|open\s*\(\s*\w*\s*,\s*[\'"]>|copyfile|shutil\.(copy|move)'
+                         r'|os\.(rename|replace)')
+_PIP_INDEX_FLAGS = ('-i', '--index-url', '--extra-index-url', '-f', '--find-links',
+                    '--trusted-host', '--registry', '--source', '--index', '--extra-index',
+                    '--default-index', '-s')
+_INSTALLERS = frozenset('pip pip3 pipx uv poetry npm pnpm yarn gem cargo conda mamba '
+                        'easy_install bun deno'.split())
 _PRIV_COMMANDS = frozenset('sudo su doas pkexec runuser visudo usermod useradd userdel groupadd '
                            'gpasswd passwd chpasswd adduser addgroup setcap nsenter unshare '
                            'mount umount insmod modprobe rmmod chroot capsh'.split())
@@ -314,6 +421,10 @@ class _Scanner:
         full = self.abspath(path)
         if full in SAFE_DEVICES:
             return
+        if self.is_gate_source(full):
+            self.add('sandbox_escape', 'gate_tamper', f'{where}: writes {path}, the safety '
+                     "gate's own source")
+            return
         if _STARTUP_FILE.search(full):
             self.add('sandbox_escape', 'startup_file', f'{where}: writes {path} (persistence)')
             return
@@ -327,6 +438,15 @@ class _Scanner:
                                         for d in SYSTEM_DIRS):
             self.add('sandbox_escape', 'write_outside', f'{where}: writes {path} outside '
                      'the sandbox')
+
+    @staticmethod
+    def is_gate_source(full: str) -> bool:
+        return bool(_GATE_SOURCE.search(full)) or any(
+            full == d or full.startswith(d + '/') for d in _OWN_DIRS)
+
+    @staticmethod
+    def is_history(path: str) -> bool:
+        return '.git' in [p for p in path.replace('\\', '/').split('/') if p]
 
     # shell -------------------------------------------------------------------------------
     def scan_shell(self, line: str, where: str, depth: int = 0) -> None:
@@ -347,6 +467,9 @@ class _Scanner:
             for op, target in redirs:
                 if '>' in op:
                     self.check_path(target, True, where)
+                    if _AUTORUN_PY.search(target) and _CODE_SHELL.search(text):
+                        self.add('sandbox_escape', 'autorun_shell', f'{where}: writes {target}'
+                                 ', which Python runs by itself, with code that starts a shell')
                 else:
                     self.check_path(target, False, where)
             if words:
@@ -381,8 +504,12 @@ class _Scanner:
         i = 0
         while i < len(words) and re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*=.*', words[i]):
             i += 1
+        wrapped = []
         while i < len(words):
             prog = os.path.basename(words[i]).lower()
+            if re.search(r'[?*]|\[.*\]', words[i]) and words[i] not in ('[', '[['):
+                self.add('shell_injection', 'globbed_command', f'{where}: the program name '
+                         f'{words[i]!r} is a glob: what runs is hidden')
             if prog in _PRIV_COMMANDS:
                 self.add('privilege_escalation', f'cmd_{prog}', f'{where}: {prog}')
                 i += 1
@@ -392,17 +519,25 @@ class _Scanner:
                     i += 1
                 continue
             if prog in _PREFIXES:
+                wrapped.append(prog)
                 i += 1
                 while i < len(words) and (words[i].startswith('-') or
-                                          re.fullmatch(r'[0-9.]+[smhd]?', words[i]) or
-                                          re.fullmatch(r'[A-Za-z_]\w*=.*', words[i])):
-                    i += 1
+                                          re.fullmatch(r'(0x)?[0-9a-fA-F.,-]+[smhd]?', words[i])
+                                          or re.fullmatch(r'[A-Za-z_]\w*=.*', words[i])):
+                    i += 2 if words[i] in ('-n', '-I', '-L', '-P', '-s', '-u', '-E', '-d',
+                                           '-k', '-a', '-o', '-e') and prog in (
+                        'xargs', 'timeout', 'strace', 'ltrace', 'nice', 'env', 'ionice',
+                        'stdbuf', 'flock') else 1
+                if prog == 'flock' and i < len(words):
+                    i += 1          # the lock file
                 continue
             break
         if i >= len(words):
             return
         prog = os.path.basename(words[i]).lower()
         args = words[i + 1:]
+        if 'xargs' in wrapped and prog in _MUTATORS | NETWORK_TOOLS | INTERPRETERS:
+            self.xargs_rule(prog, args, previous, where, depth)
         flags = ''.join(a[1:] for a in args if a.startswith('-') and not a.startswith('--'))
         long_flags = [a for a in args if a.startswith('--')]
         targets = [a for a in args if not a.startswith('-')]
@@ -430,6 +565,7 @@ class _Scanner:
         elif prog in ('chmod', 'chown', 'chgrp'):
             self.perm_rule(prog, args, flags, targets, detail, where)
         elif prog == 'find':
+            self.find_exec_rule(args, where, depth)
             if any(a in ('-delete', '-exec', '-execdir') for a in args) and \
                     any(a == '-delete' or a in ('rm', '/bin/rm', 'shred') for a in args):
                 filtered = any(a in ('-name', '-iname', '-path', '-ipath', '-regex', '-newer',
@@ -473,6 +609,12 @@ class _Scanner:
             self.add('destructive', 'firewall', detail)
         elif prog == 'git':
             self.git_rule(args, detail)
+        elif prog in _INSTALLERS:
+            self.install_rule(prog, args, detail)
+        elif prog in ('watch', 'script', 'parallel'):
+            line = ' '.join(a for a in args if not a.startswith('-') and
+                            not re.fullmatch(r'[0-9.]+', a))
+            self.scan_shell(line, where + f' ({prog})', depth + 1)
         elif prog == 'docker' or prog == 'podman':
             if '--privileged' in args or any(re.match(r'/:/', a) for a in args) or \
                     any(a.startswith('/:') for a in args):
@@ -493,6 +635,11 @@ class _Scanner:
     def dangerous_target(self, target: str, detail: str, recursive: bool) -> None:
         t = target.rstrip('/') or '/'
         full = self.abspath(t)
+        if self.is_history(t):
+            self.add('destructive', 'history_delete', f'{detail} (the repository history '
+                     f'{target})')
+        if self.is_gate_source(full):
+            self.add('sandbox_escape', 'gate_tamper', f"{detail} (the gate's own source)")
         if t in ('/', '/*', '~', '~/*', '*', '.', '..', './*', '../*', '$HOME', '${HOME}') \
                 or full == '/' or full == os.path.expanduser('~'):
             self.add('destructive', 'wipe_root', f'{detail} (target {target})')
@@ -540,6 +687,14 @@ class _Scanner:
         if sub == 'config' and any('credential' in a or 'core.sshcommand' in a.lower()
                                    or 'core.hookspath' in a.lower() for a in args):
             self.add('credential_access', 'git_config', detail, AMBIGUOUS)
+        if sub in ('filter-branch', 'filter-repo') or \
+                sub == 'update-ref' and '-d' in args or \
+                sub == 'reflog' and 'expire' in args and any(
+                    a.startswith('--expire') and a.split('=')[-1] in ('now', 'all', '0')
+                    for a in args) or \
+                sub == 'checkout' and '--orphan' in args and '-f' in args:
+            self.add('destructive', 'history_delete', f'{detail} (rewrites or drops the '
+                     'repository history)')
         if sub == 'clean' and any('x' in a and a.startswith('-') for a in args):
             self.add('destructive', 'git_clean_ignored', detail, AMBIGUOUS)
 
@@ -572,10 +727,20 @@ class _Scanner:
             if a in ('-c', '-e', '-E', '-r') and n + 1 < len(args):
                 code = args[n + 1]
                 break
+        if code is None and prog in _CODE_LANGS:
+            for n, a in enumerate(args):
+                if a in ('--eval', '-p', '--print', '-r') and n + 1 < len(args):
+                    code = args[n + 1]
+                    break
+        if prog.startswith('python') and args[:2] in (['-m', 'pip'], ['-m', 'pip3']):
+            self.install_rule('pip', args[2:], detail)
         if code is not None:
+            joined = re.sub(r'([\'"])\s*\+\s*([\'"])', '', code)    # 'r' + 'm' -> 'rm'
             self.scan_shell(code, where + f' ({prog} code)', depth + 1)
-            for lit in re.findall(r'"([^"]{3,})"|\'([^\']{3,})\'', code):
+            for lit in re.findall(r'"([^"]{3,})"|\'([^\']{3,})\'', joined):
                 self.scan_shell(lit[0] or lit[1], where + f' ({prog} string)', depth + 1)
+            if prog in _CODE_LANGS:
+                self.code_rules(prog, joined, detail, where)
         piped = sep in ('|', '|&')
         scriptless = code is None and not any(not a.startswith('-') for a in args) or \
             args[:1] in (['-'], ['-s'], ['/dev/stdin'])
@@ -588,6 +753,115 @@ class _Scanner:
             self.add('shell_injection', rule, f'{detail} (stdin from {src or "a pipe"})')
         if any(a.startswith('/dev/fd/63') for a in args):
             self.add('shell_injection', 'process_substitution_exec', detail)
+
+    def code_rules(self, prog: str, code: str, detail: str, where: str) -> None:
+        """An interpreter one-liner, judged by what its code does."""
+        literals = [a or b for a, b in re.findall(r'"([^"]*)"|\'([^\']*)\'', code)]
+        paths = [lit for lit in literals if lit and (
+            '/' in lit or lit.startswith(('~', '.', '$')) or re.search(r'\.\w{1,4}$', lit))]
+        for lit in paths:
+            self.check_path(lit, False, where + f' ({prog} code)')
+        if _CODE_DELETE.search(code):
+            if _CODE_HOME.search(code):
+                paths = ['~/' + p.lstrip('./') for p in paths] or ['~']
+            if not paths:
+                self.add('destructive', 'code_delete_computed', f'{detail} ({prog} deletes '
+                         'a path built at run time)')
+            for lit in paths:
+                self.dangerous_target(lit, f'{detail} ({prog} deletes)', recursive=True)
+        if _CODE_NETWORK.search(code):
+            if _CODE_SENDS.search(code) or _SECRET_RE.search(code):
+                self.add('exfiltration', 'code_upload', f'{detail} ({prog} sends data over '
+                         'the network)')
+            else:
+                self.add('exfiltration', 'code_network', f'{detail} ({prog} opens a network '
+                         'connection)', AMBIGUOUS)
+        if _CODE_SHELL.search(code) and _CODE_BUILT.search(code):
+            self.add('shell_injection', 'code_built_command', f'{detail} ({prog} runs a '
+                     'command built at run time)')
+        if _CODE_WRITE.search(code):
+            for lit in paths:
+                self.check_write_target(lit, where + f' ({prog} writes)')
+                if self.is_history(lit):
+                    self.add('destructive', 'history_delete', f'{detail} (writes into .git)')
+
+    def install_rule(self, prog: str, args: list[str], detail: str) -> None:
+        """Installing from a URL, a VCS or a foreign index runs code nobody reviewed."""
+        sub = next((a for a in args if not a.startswith('-')), '')
+        if prog == 'uv' and sub == 'pip':
+            args = args[args.index('pip') + 1:]
+            sub = next((a for a in args if not a.startswith('-')), '')
+        if sub not in ('install', 'add', 'i', 'download', 'wheel', 'sync', 'upgrade') and \
+                prog not in ('easy_install',):
+            return
+        for n, a in enumerate(args):
+            flag = a.split('=')[0]
+            if flag in _PIP_INDEX_FLAGS and (n + 1 < len(args) or '=' in a):
+                self.add('supply_chain', 'foreign_index', f'{detail} (installs from another '
+                         'index)')
+                return
+            if re.match(r'(git\+|hg\+|svn\+|bzr\+)?(https?|ftp|file|ssh|git)://|git@|'
+                        r'github:|gitlab:|[\w.-]+/[\w.-]+#', a) or '@ http' in a or \
+                    re.search(r'\.(tar\.gz|tgz|zip|whl|egg)$', a) and '://' in a:
+                self.add('supply_chain', 'install_from_url', f'{detail} (installs {a[:60]})')
+                return
+
+    def find_exec_rule(self, args: list[str], where: str, depth: int) -> None:
+        """`find START ... -exec CMD {} ;` is CMD run on what find finds: judge CMD on it."""
+        starts = []
+        for a in args:
+            if a.startswith(('-', '(', '!')):
+                break
+            starts.append(a)
+        starts = starts or ['.']
+        filtered = any(a in ('-name', '-iname', '-path', '-ipath', '-regex', '-newer',
+                             '-mtime', '-mmin', '-empty', '-size', '-type') for a in args)
+        named = [b for a, b in zip(args, args[1:]) if a in ('-name', '-iname', '-path')
+                 and not re.search(r'[*?\[]', b)]
+        n = 0
+        while n < len(args):
+            if args[n] in ('-exec', '-execdir', '-ok', '-okdir'):
+                end = n + 1
+                while end < len(args) and args[end] not in (';', '+', '\\;'):
+                    end += 1
+                cmd = args[n + 1:end]
+                if cmd and os.path.basename(cmd[0]).lower() in ('sh', 'bash', 'dash', 'zsh'):
+                    cmd = [w.replace('{}', starts[0]) for w in cmd]
+                    self.command_rules(cmd, '', None, where + ' (find -exec)', depth + 1)
+                elif cmd:
+                    for start in starts:
+                        inside = not start.startswith(('/', '~', '$')) and \
+                            not self.escapes_root(start)
+                        what = start.rstrip('/') + '/' + (named[0] if named else 'match') \
+                            if filtered and inside else start
+                        self.command_rules([w.replace('{}', what) for w in cmd], '', None,
+                                           where + ' (find -exec)', depth + 1)
+                n = end
+            n += 1
+
+    def xargs_rule(self, prog: str, args: list[str], previous: list[str] | None, where: str,
+                   depth: int) -> None:
+        """`... | xargs CMD`: CMD's targets come from the previous command; judge them."""
+        if not previous:
+            self.add('destructive', 'xargs_unknown_input', f'{where}: xargs {prog} on input '
+                     'from elsewhere', AMBIGUOUS)
+            return
+        src = os.path.basename(previous[0]).lower()
+        if src in ('echo', 'printf', 'cat', 'ls'):
+            items = [a for a in previous[1:] if not a.startswith('-')] or ['.']
+            if src == 'cat':
+                return       # file lists read from a file: the file's content is unknown
+            for item in items:
+                self.command_rules([prog, *args, item], '', None, where + ' (xargs)',
+                                   depth + 1)
+        elif src == 'find':
+            starts = [a for a in previous[1:] if not a.startswith(('-', '(', '!'))][:1] or ['.']
+            filtered = any(a in ('-name', '-iname', '-path', '-type', '-newer', '-mtime')
+                           for a in previous)
+            start = starts[0]
+            inside = not start.startswith(('/', '~', '$')) and not self.escapes_root(start)
+            what = start.rstrip('/') + '/match' if filtered and inside else start
+            self.command_rules([prog, *args, what], '', None, where + ' (xargs)', depth + 1)
 
     def pipeline_rules(self, segments, where) -> None:
         for (sep, words, _), (_, prev, _) in zip(segments[1:], segments[:-1]):
@@ -649,12 +923,17 @@ def scan_call(tool: str, args: Mapping, policy: ScanPolicy = ScanPolicy(),
             if re.search(r'`|\$\(', value):
                 s.add('shell_injection', 'metacharacters', f'{where}: {value[:80]!r}')
         elif kind == 'outbound':
-            if _SECRET_VALUE.search(normalize_unicode(value)):
-                s.add('exfiltration', 'secret_in_message', f'{where}: looks like a secret')
+            kinds_found = find_secrets(value)
+            if kinds_found:
+                s.add('exfiltration', 'secret_in_message', f'{where}: carries a secret '
+                      f'({", ".join(sorted(set(kinds_found)))})')
         elif kind == 'content':
             path = str(args.get('path', ''))
             if _script_like(path, value):
                 s.scan_shell(value, where)
+            if _AUTORUN_PY.search(path) and _CODE_SHELL.search(value):
+                s.add('sandbox_escape', 'autorun_shell', f'{where}: {path} runs by itself '
+                      '(install or test collection) and starts a shell')
         elif kind == 'arg':
             s.scan_injection(value, where)
             s.scan_shell(value, where)

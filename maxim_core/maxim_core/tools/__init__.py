@@ -10,9 +10,11 @@ from maxim_core.tools.catalog import build_tool_registry
 from maxim_core.tools.learned_index import LearnedToolIndex, ToolSelection
 from maxim_core.tools.registry import (default_registry, register_tool, tool, TOOL_ALIASES,
                                        TOOL_DESCRIPTIONS, ToolRegistry)
+from maxim_core.tools.sandbox import CommandTool, Limits, ProcessSandbox, SandboxUnavailable
 from maxim_core.tools.scope import ToolExecutor, ToolScope
 
-__all__ = ['build_tool_registry', 'default_registry', 'FunctionTool', 'InactiveToolError',
-           'LearnedToolIndex', 'register_tool', 'tool', 'Tool', 'TOOL_ALIASES',
+__all__ = ['build_tool_registry', 'CommandTool', 'default_registry', 'FunctionTool',
+           'InactiveToolError', 'LearnedToolIndex', 'Limits', 'ProcessSandbox', 'register_tool',
+           'SandboxUnavailable', 'tool', 'Tool', 'TOOL_ALIASES',
            'TOOL_DESCRIPTIONS', 'ToolError', 'ToolExecutor', 'ToolInputError', 'ToolOutcome',
            'ToolRegistry', 'ToolScope', 'ToolSelection', 'UnknownToolError']

@@ -9,6 +9,7 @@ from maxim_core.tools.filesystem import filesystem_tools, Sandbox
 from maxim_core.tools.introspection import introspection_tools, Query
 from maxim_core.tools.registry import ToolRegistry
 from maxim_core.tools.robot import HeadGoalSender, robot_tools
+from maxim_core.tools.sandbox import Limits
 
 
 def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
@@ -17,16 +18,21 @@ def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
                         on_respond: Callable[[str], None] | None = None,
                         gateway: Gateway | None = None, read_roots=(), write_roots=(),
                         query_timeout_s: float = 2.0,
-                        registry: ToolRegistry | None = None,
+                        registry: ToolRegistry | None = None, process: str = 'bwrap',
+                        network: bool = False, hidden=(), protected=None,
+                        limits: Limits | None = None,
                         ask: Callable[[str, list, float], 'str | None'] | None = None
                         ) -> ToolRegistry:
     """Every built-in tool: robot, filesystem, code, communication and introspection.
 
     None for a dependency means that part is absent (headless, no memory, no gateway):
-    the tools still exist and say so in their results.
+    the tools still exist and say so in their results. `process`, `network`, `hidden`
+    (e.g. the memory database path), `protected` and `limits` configure the kernel sandbox
+    of the tools that start processes (see `maxim_core.tools.filesystem.Sandbox`).
     """
     registry = registry or ToolRegistry()
-    sandbox = Sandbox(mode, root, read_roots, write_roots)
+    sandbox = Sandbox(mode, root, read_roots, write_roots, process=process, network=network,
+                      protected=protected, hidden=hidden, limits=limits)
     for t in (robot_tools(send_head_goal) + filesystem_tools(sandbox) + code_tools(sandbox)
               + communication_tools(on_respond, gateway, ask=ask)
               + introspection_tools(query, query_timeout_s)):

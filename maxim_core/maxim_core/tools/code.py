@@ -1,15 +1,17 @@
 """Code and git tools: search_code, run_tests, git_diff, git_commit.
 
 They work inside the filesystem sandbox's root. run_tests and git_commit change or execute
-things, so passive mode refuses them; search_code and git_diff only read. pytest runs in a
-subprocess with a timeout and reports through a JUnit XML file, which gives structured
-results (counts, and each failure with its message) rather than a wall of text.
+things, so passive mode refuses them; search_code and git_diff only read. pytest and git run
+inside the kernel sandbox (`maxim_core.tools.sandbox`) with a timeout; pytest reports through
+a JUnit XML file written into the workspace's .maxim-reports folder (the only place it may
+write), which gives structured results (counts, and each failure with its message) rather
+than a wall of text. search_code reads files in Python and starts no process.
 """
 
-from pathlib import Path
+import os
 import re
 import sys
-import tempfile
+import uuid
 import xml.etree.ElementTree as ET
 
 from maxim_core.tools.base import bounded, Tool, ToolError, ToolOutcome
@@ -18,6 +20,8 @@ from maxim_core.tools.filesystem import _inside, run_process, Sandbox, SandboxEr
 SEARCH_MAX_FILE_BYTES = 1_000_000
 _SKIP_DIRS = {'.git', '__pycache__', '.venv', 'node_modules', 'build', 'install', 'log'}
 GIT_IDENTITY = ('-c', 'user.name=Maxim', '-c', 'user.email=maxim@localhost')
+REPORT_DIR = '.maxim-reports'
+REPORT_MAX_BYTES = 4_000_000
 
 
 class _CodeTool(Tool):
@@ -112,18 +116,32 @@ class RunTestsTool(_CodeTool):
     def execute(self, path: str = '.', keyword: str = '', timeout_s: float = 120.0):
         self._needs_active()
         target = self.sandbox.check_read(path)
-        with tempfile.TemporaryDirectory(prefix='maxim-pytest-') as tmp:
-            report = Path(tmp) / 'report.xml'
-            argv = [sys.executable, '-m', 'pytest', str(target), '-q', '-p',
-                    'no:cacheprovider', f'--junitxml={report}', '--rootdir',
-                    str(self.sandbox.root)]
-            if keyword:
-                argv += ['-k', keyword]
-            proc = run_process(argv, self.sandbox.root, timeout_s)
-            if not report.exists():
+        reports = self.sandbox.root / REPORT_DIR
+        if reports.is_symlink():
+            raise SandboxError(f'run_tests: {REPORT_DIR} is a symlink; remove it')
+        reports.mkdir(exist_ok=True)
+        report = reports / f'pytest-{uuid.uuid4().hex[:12]}.xml'
+        argv = [sys.executable, '-m', 'pytest', str(target), '-q', '-p',
+                'no:cacheprovider', f'--junitxml={report}', '--rootdir',
+                str(self.sandbox.root)]
+        if keyword:
+            argv += ['-k', keyword]
+        try:
+            proc = run_process(argv, self.sandbox, timeout_s)
+            if report.is_symlink() or not report.is_file():
                 return ToolOutcome.fail(f'pytest produced no report (exit code '
                                         f'{proc["exit_code"]})', output=proc)
-            result = parse_junit(report.read_text(encoding='utf-8'))
+            with open(os.open(report, os.O_RDONLY | os.O_NOFOLLOW), encoding='utf-8') as f:
+                try:
+                    result = parse_junit(f.read(REPORT_MAX_BYTES))
+                except ET.ParseError as exc:
+                    return ToolOutcome.fail(f'pytest wrote an unreadable report: {exc}',
+                                            output=proc)
+        finally:
+            if report.is_symlink() or report.exists():
+                report.unlink()
+            if reports.is_dir() and not reports.is_symlink() and not any(reports.iterdir()):
+                reports.rmdir()
         result['exit_code'] = proc['exit_code']
         result['summary'] = (proc['stdout'].strip().splitlines() or [''])[-1][:200]
         if result['failed'] or result['errors'] or proc['exit_code'] not in (0, 5):
@@ -133,7 +151,7 @@ class RunTestsTool(_CodeTool):
 
 
 def _git(sandbox: Sandbox, *args: str, timeout_s: float = 30.0) -> dict:
-    return run_process(['git', *GIT_IDENTITY, *args], sandbox.root, timeout_s)
+    return run_process(['git', *GIT_IDENTITY, *args], sandbox, timeout_s)
 
 
 class GitDiffTool(_CodeTool):

@@ -22,7 +22,16 @@ singularity (trusted autonomy)
     bash:  any command line, run by bash in `root`; path arguments naming SECRET_PATHS are
            refused. The fear gate is the main guard in this mode.
 
-Every command runs with a timeout (default 30 s, at most 300 s) and a bounded output.
+Every command runs inside the kernel sandbox (`maxim_core.tools.sandbox`: bubblewrap with a
+read-only root, the workspace the only writable place, no network, resource limits), with a
+timeout (default 30 s, at most 300 s) and a bounded output. The rules above still apply first
+(defence in depth). Without bwrap the command is refused, unless the sandbox was built with
+``process='python'``, which runs it under these rules alone and warns each time.
+
+Paths are resolved through symlinks (realpath) before any check, so a link planted inside the
+workspace cannot lead a read or a write outside it, and writes open the final file with
+O_NOFOLLOW. The mind's own code, configuration and the gate's source (`own_paths()`) are never
+writable, and ~/.maxim (the memory database, learned weights) is neither readable nor writable.
 """
 
 import os
@@ -30,12 +39,12 @@ from pathlib import Path
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 from typing import Iterable
 
-from maxim_core.tools.base import (bounded, ERROR_TIMEOUT, Tool, ToolError, ToolInputError,
-                                   ToolOutcome)
+from maxim_core.tools.base import bounded, Tool, ToolError, ToolInputError, ToolOutcome
+from maxim_core.tools.sandbox import (default_hidden, Limits, own_paths, ProcessSandbox,
+                                      timeout_error)
 
 MODES = ('passive', 'active', 'singularity')
 
@@ -71,7 +80,15 @@ class Sandbox:
 
     def __init__(self, mode: str, root: str | os.PathLike,
                  read_roots: Iterable[str | os.PathLike] = (),
-                 write_roots: Iterable[str | os.PathLike] = ()):
+                 write_roots: Iterable[str | os.PathLike] = (),
+                 process: 'str | ProcessSandbox' = 'bwrap', network: bool = False,
+                 protected: Iterable[str | os.PathLike] | None = None,
+                 hidden: Iterable[str | os.PathLike] = (), limits: Limits | None = None):
+        """`process`: 'bwrap' (commands only in the kernel sandbox, refused without it),
+        'python' (the kernel sandbox when it works, else the Python rules alone with a
+        warning each time) or a ready ProcessSandbox. `protected`: never writable (default:
+        the mind's own code and config); `hidden`: never readable nor writable (always adds
+        ~/.maxim), e.g. the memory database."""
         if mode not in MODES:
             raise ValueError(f'unknown mode {mode!r}; one of {", ".join(MODES)}')
         self.mode = mode
@@ -83,6 +100,21 @@ class Sandbox:
         if mode == 'singularity':
             self.write_roots.append(Path(tempfile.gettempdir()).resolve())
         self.secrets = [Path(os.path.expanduser(p)).resolve() for p in SECRET_PATHS]
+        self.protected = [Path(p).expanduser().resolve() for p in
+                          (own_paths() if protected is None else protected)]
+        self.hidden = [Path(p).expanduser().resolve() for p in hidden] + default_hidden()
+        if isinstance(process, ProcessSandbox):
+            self.process = process
+        elif process in ('bwrap', 'python'):
+            tmp = Path(tempfile.gettempdir()).resolve()
+            self.process = ProcessSandbox(
+                self.root, write_roots=[p for p in self.write_roots[1:] if p != tmp],
+                read_roots=self.read_roots[1:], hidden=self.hidden, protected=self.protected,
+                network=network, limits=limits or Limits(),
+                fallback='refuse' if process == 'bwrap' else 'python')
+        else:
+            raise ValueError(f"process must be 'bwrap', 'python' or a ProcessSandbox, not "
+                             f'{process!r}')
 
     def resolve(self, path: str) -> Path:
         if not isinstance(path, str) or not path.strip():
@@ -102,6 +134,9 @@ class Sandbox:
         p = self.resolve(path)
         if self._is_secret(p):
             raise SandboxError(f'{path}: secrets are never readable by tools')
+        if _inside(p, self.hidden):
+            raise SandboxError(f'{path}: the memory and state of the mind are not readable by '
+                               'tools')
         if self.mode != 'singularity' and not _inside(p, self.read_roots):
             raise SandboxError(f'{path}: outside the readable folders in {self.mode} mode '
                                f'({", ".join(str(r) for r in self.read_roots)})')
@@ -111,6 +146,9 @@ class Sandbox:
         if self.mode == 'passive':
             raise SandboxError(f'{path}: writing is not allowed in passive mode')
         p = self.resolve(path)
+        if _inside(p, self.protected) or _inside(p, self.hidden):
+            raise SandboxError(f'{path}: the own code, configuration, memory and safety gate of '
+                               'the mind are never writable by tools')
         if self._is_secret(p) or not _inside(p, self.write_roots):
             raise SandboxError(f'{path}: outside the writable folders in {self.mode} mode '
                                f'({", ".join(str(r) for r in self.write_roots)})')
@@ -183,25 +221,31 @@ class Sandbox:
                 self.check_read(value)
 
 
-def _env(root: Path) -> dict:
-    keep = ('PATH', 'LANG', 'LC_ALL', 'VIRTUAL_ENV', 'PYTHONPATH', 'TERM')
-    env = {k: os.environ[k] for k in keep if k in os.environ}
-    env['HOME'] = str(root)
-    return env
+def run_process(argv: list[str], sandbox: 'Sandbox', timeout_s: float,
+                max_chars: int = 8000, cwd: Path | None = None) -> dict:
+    """Run argv in the kernel sandbox with a timeout; a structured, bounded result.
+
+    ToolError (ERROR_TIMEOUT) when the wall clock ran out (the process group was killed);
+    SandboxUnavailable when the kernel sandbox cannot start and the Python rules were not
+    chosen instead.
+    """
+    result = sandbox.process.run(argv, cwd or sandbox.root, timeout_s, max_bytes=max_chars * 4)
+    if result.timed_out:
+        raise timeout_error(argv, timeout_s)
+    out = {'exit_code': result.exit_code, 'stdout': bounded(result.stdout, max_chars),
+           'stderr': bounded(result.stderr, max_chars // 4)}
+    if result.stdout_dropped:
+        out['stdout'] += f' [{result.stdout_dropped} more bytes discarded]'
+    if result.warning:
+        out['warning'] = result.warning
+    return out
 
 
-def run_process(argv: list[str], cwd: Path, timeout_s: float, max_chars: int = 8000) -> dict:
-    """Run argv with a timeout; a structured, bounded result (ToolError on timeout)."""
-    try:
-        proc = subprocess.run(argv, cwd=cwd, env=_env(cwd), capture_output=True, text=True,
-                              timeout=timeout_s, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as exc:
-        raise ToolError(f'{os.path.basename(argv[0])} did not finish within {timeout_s} s',
-                        ERROR_TIMEOUT) from exc
-    except FileNotFoundError as exc:
-        raise ToolError(f'{argv[0]}: command not found') from exc
-    return {'exit_code': proc.returncode, 'stdout': bounded(proc.stdout, max_chars),
-            'stderr': bounded(proc.stderr, max_chars // 4)}
+def write_text_nofollow(p: Path, content: str) -> None:
+    """Write `content` to `p` without following a symlink in its final component."""
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        f.write(content)
 
 
 class _FsTool(Tool):
@@ -249,7 +293,8 @@ class WriteFileTool(_FsTool):
     def execute(self, path: str, content: str) -> ToolOutcome:
         p = self.sandbox.check_write(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(content, encoding='utf-8')
+        self.sandbox.check_write(str(p.parent))      # mkdir did not cross a link made since
+        write_text_nofollow(p, content)
         return ToolOutcome.ok({'path': self.rel(p), 'bytes': len(content.encode('utf-8'))},
                               path=str(p), content=content)
 
@@ -285,7 +330,7 @@ class EditFileTool(_FsTool):
                             'context; give context_before/context_after to pick one')
         s = matches[0]
         new = text[:s] + new_text + text[s + len(old_text):]
-        p.write_text(new, encoding='utf-8')
+        write_text_nofollow(p, new)
         line = text.count('\n', 0, s) + 1
         return ToolOutcome.ok({'path': self.rel(p), 'line': line,
                                'replaced_chars': len(old_text)}, path=str(p), content=new)
@@ -331,7 +376,7 @@ class BashTool(_FsTool):
         if argv is None:
             shell = shutil.which('bash') or '/bin/bash'
             argv = [shell, '--noprofile', '--norc', '-c', command]
-        result = run_process(argv, self.sandbox.root, timeout_s)
+        result = run_process(argv, self.sandbox, timeout_s)
         result['command'] = command
         if result['exit_code'] != 0:
             return ToolOutcome.fail(f'exit code {result["exit_code"]}', output=result)
