@@ -1,5 +1,9 @@
-"""Cognition benchmarks: ./maxim bench cognition [--parts precision,embedding] [--quick].
+"""Cognition benchmarks: ./maxim bench cognition [--parts ablation,precision,embedding]
+[--quick].
 
+- ablation: the same situations through the robot's Mind with each bio-system switched off
+  in turn; what changes in the prompt, the enrichment and the action (ablation.py; --quick
+  uses scripted answers instead of the embedded model);
 - precision: enrichment precision on the labelled (percept, memory) pairs, word hashing vs
   the sentence model side by side (precision.py);
 - embedding: sentences per second on one thread, the sentence model vs hashing
@@ -12,7 +16,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PARTS = ('precision', 'embedding')
+PARTS = ('ablation', 'precision', 'embedding')
 
 
 def main() -> int:
@@ -27,9 +31,12 @@ def main() -> int:
     status = 0
     for part in args.parts:
         print(f'== {part} ==', flush=True)
-        extra = rest if part == 'precision' else (['--seconds', '1'] if args.quick else [])
+        if part == 'ablation':
+            extra = ['--quick'] if args.quick else []
+        else:
+            extra = rest if part == 'precision' else (['--seconds', '1'] if args.quick else [])
         done = subprocess.run([sys.executable, '-P', os.path.join(HERE, f'{part}.py'), *extra],
-                              timeout=1800)
+                              timeout=3600)
         status = status or done.returncode
     return status
 

@@ -110,6 +110,9 @@ class MindConfig:
     energy_token_budget: int = 24000
     energy_refill_tokens_per_s: float = 150.0
     tool_index_path: str = ''              # '' = learned in memory only
+    tool_process: str = 'bwrap'            # how tools start processes: bwrap | python
+    tool_network: bool = False             # may those processes reach the network
+    tool_hidden: tuple = ()                # paths their sandbox hides (e.g. the memory db)
     name: str = 'Maxim'
     body: str = 'a robot head with a camera that can pan and tilt'
     response_format: str = RESPONSE_FORMAT
@@ -162,7 +165,8 @@ class Mind:
         # port (the thinking panel answers over interaction/request and /response).
         self.registry = registry or build_tool_registry(
             mode=config.mode, root=config.workspace_root, send_head_goal=self._send_head_goal,
-            query=self.query, ask=ask)
+            query=self.query, ask=ask, process=config.tool_process,
+            network=config.tool_network, hidden=tuple(config.tool_hidden))
         unknown = [n for n in config.active_tools if n not in self.registry]
         if unknown and tool_filter is None:
             raise ValueError(f'tools.active names unknown tools: {", ".join(unknown)}')

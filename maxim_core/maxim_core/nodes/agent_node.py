@@ -1,6 +1,5 @@
 """The agent node: the robot's Mind (maxim_core.mind) on ROS. It only translates: parameters
-into a MindConfig, messages into Mind calls, the Mind's records into messages, and robot time
-into idle ticks."""
+into a MindConfig, messages into Mind calls and the Mind's records into messages."""
 
 from dataclasses import replace
 import threading
@@ -35,6 +34,7 @@ class AgentNode(Node):
 
     Parameters: mode, simulation, interactive, goal, workspace_root, tools.active (string[]),
         tools.active_cap, tools.index_path (the learned tool index's file, '' = in memory),
+        tools.process (bwrap | python), tools.network, tools.hidden (string[]),
         percept_min_salience, deliberation.max_cycles/max_tokens/temperature/llm_timeout_s/
         use_grammar, enrichment.budget_s, energy.token_budget, energy.refill_tokens_per_s,
         systems.off (string[]: bio-systems switched off, for ablations), idle.* (read-only;
@@ -66,6 +66,10 @@ class AgentNode(Node):
             active_tools=tuple(p('tools.active', list(DEFAULT_ACTIVE), 'Tools in scope')),
             active_cap=p('tools.active_cap', 12, 'At most this many active'),
             tool_index_path=p('tools.index_path', '', "Learned tool index file ('' = none)"),
+            tool_process=p('tools.process', 'bwrap', 'Process tools run in: bwrap | python'),
+            tool_network=p('tools.network', False, 'Process tools may reach the network'),
+            tool_hidden=tuple(declare_string_array(self, 'tools.hidden', [],
+                                                   'Paths the tool sandbox hides')),
             percept_min_salience=p('percept_min_salience', 0.3,
                                    'Vision percepts below this are not deliberated'),
             deliberation=DeliberationConfig(
