@@ -7,6 +7,7 @@ simulator start) show progress; Ctrl-C stops everything cleanly with exit code 0
 """
 
 from dataclasses import dataclass, field
+import json
 import os
 import signal
 import threading
@@ -74,10 +75,23 @@ class Runner:
                 recorder['foxglove.port'] = config.foxglove_port
                 recorder.setdefault('write_file', bool(config.record))
         self.specs: list[NodeSpec] = specs
+        if config.record:  # the recording keeps how the run was started (MCAP metadata)
+            config.overrides['recorder']['run_info'] = json.dumps(self.run_info(),
+                                                                  default=str)
         self.nodes = []
         self.context = None
         self.executor = None
         self._stop = threading.Event()
+
+    def run_info(self) -> dict:
+        """How this run was started: graph, params file, duration and every node's
+        parameters (the recorder's own excepted)."""
+        return {'graph': self.config.graph, 'params_file': self.params_file,
+                'duration_s': self.config.duration_s,
+                'started_at': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+                'nodes': [s.name for s in self.specs],
+                'parameters': {s.name: self.node_params(s.name) for s in self.specs
+                               if s.name != 'recorder'}}
 
     def node_params(self, name: str) -> dict:
         return {**for_node(self.params, name), **self.config.overrides.get(name, {})}

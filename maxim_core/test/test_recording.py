@@ -63,8 +63,10 @@ def test_recording_round_trip_rate_limit_and_report(tmp_path):
     assert figures['cycles_per_deliberation'] == {'3': 2}
     assert figures['tool_outcomes'] == {'success': 1, 'blocked': 1}
     assert figures['pain_events'] == 1
-    for name in ('salience.png', 'cycles.png', 'tool_outcomes.png', 'pain.png'):
+    for name in ('timeline.png', 'learning.png', 'memory.png', 'deliberation.png',
+                 'tools.png'):
         assert os.path.getsize(tmp_path / 'report' / name) > 1000
+    assert os.path.isfile(figures['html'])
     with open(tmp_path / 'report' / 'report.json') as f:
         assert json.load(f)['max_pain'] == pytest.approx(0.4)
     assert report_main([str(tmp_path / 'missing.mcap')]) == 2
@@ -106,8 +108,9 @@ def test_recorder_node_records_what_crosses_dds(tmp_path):
 
 def session_messages() -> dict:
     """One message for every topic a session recording holds by default."""
-    from maxim_interfaces.msg import (AttentionState, Episode, HeadState, IdleEvent, PainSignal,
-                                      Percept, Thought, ToolCall, ToolResult)
+    from maxim_interfaces.msg import (AttentionState, Episode, HeadState, IdleEvent,
+                                      IdleProvenance, MemoryUpdate, PainSignal, Percept,
+                                      Thought, ToolCall, ToolResult)
     from sensor_msgs.msg import Image, JointState
     return {
         'thoughts': Thought(cycle=1, text='a red ball'),
@@ -119,6 +122,8 @@ def session_messages() -> dict:
         'pain': PainSignal(intensity=0.7),
         'episodes': Episode(),
         'idle': IdleEvent(),
+        'idle/provenance': IdleProvenance(model='gemma-3-270m'),
+        'memory/updates': MemoryUpdate(episode_id='e1', episodes=1),
         'head/state': HeadState(),
         'joint_states': JointState(name=['pan', 'tilt'], position=[0.1, -0.2]),
         'camera/image_raw': Image(height=2, width=2, encoding='rgb8', step=6,

@@ -357,6 +357,30 @@ class MemoryHub:
                 self._save_state()
         return ep.id
 
+    def learning_snapshot(self, ep: EpisodicMemory) -> dict[str, Any]:
+        """What memory holds about `ep` after capturing it: the NAc prediction for its tool in
+        its context (the key the outcome was learned under) and the size of memory. This is
+        the learning curve a session recording carries, one point per episode."""
+        tool = ep.action.tool_name
+        context = context_signature(ep)
+        out: dict[str, Any] = {
+            'episode_id': ep.id, 'tool_name': tool, 'context': context,
+            'outcome': outcome_signature(ep), 'learned': bool(
+                self.nac.available and tool and not ep.outcome.blocked),
+            'prediction_available': False, 'value': 0.0, 'expected_valence': 0.0,
+            'confidence': 0.0, 'observations': 0}
+        if self.nac.available and tool:
+            with self._lock:
+                p = self.nac.obj.predict_outcome(tool, context)
+            out.update(prediction_available=True, value=float(p.value),
+                       expected_valence=float(p.expected_valence),
+                       confidence=float(p.confidence),
+                       observations=int(p.observation_count))
+        stats = self.system_stats()
+        keys = ('episodes', 'concepts', 'causal_links', 'graph_edges')
+        out.update({k: int(stats[k]) for k in keys})
+        return out
+
     def record_pain(self, event: Any) -> None:
         """A pain signal (pain.PainEvent) into the history and the SCN."""
         if not self.pain.available:

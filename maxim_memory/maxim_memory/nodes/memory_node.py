@@ -11,7 +11,7 @@ from rclpy.node import Node
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from std_srvs.srv import Trigger
 
-from maxim_interfaces.msg import Episode, PainSignal
+from maxim_interfaces.msg import Episode, MemoryUpdate, PainSignal
 from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
                                   PredictOutcome, SimilaritySearch, SystemStats,
                                   TemporalPatterns)
@@ -84,6 +84,10 @@ class MemoryNode(Node):
         embedding.model_path (string). All read-only (they shape the database at start).
     Subscriptions:
         episodes (maxim_interfaces/Episode), pain (maxim_interfaces/PainSignal)
+    Publications:
+        memory/updates (maxim_interfaces/MemoryUpdate): after each captured episode, the NAc
+            prediction for its tool and context and the size of memory (what a recording
+            needs to draw learning curves and memory growth)
     Services:
         memory/memory_recall (MemoryRecall), memory/similarity_search (SimilaritySearch),
         memory/predict_outcome (PredictOutcome), memory/causal_links (CausalLinks),
@@ -111,6 +115,7 @@ class MemoryNode(Node):
             self.get_logger().error(warning)
         self._closed = False
 
+        self._updates = self.create_publisher(MemoryUpdate, 'memory/updates', EVENTS)
         inputs = MutuallyExclusiveCallbackGroup()
         queries = ReentrantCallbackGroup()
         self.create_subscription(Episode, 'episodes', self._on_episode, EVENTS,
@@ -155,8 +160,12 @@ class MemoryNode(Node):
             self.hub.capture_episode(ep)
         except conv.ConversionError as exc:
             self.get_logger().error(f'episode {msg.episode_id!r} rejected: {exc}')
+            return
         except StoreError as exc:
             self.get_logger().error(f'episode {msg.episode_id!r} NOT stored: {exc}')
+            return
+        self._updates.publish(conv.learning_to_msg(self.hub.learning_snapshot(ep),
+                                                   self.get_clock().now().to_msg()))
 
     def _on_pain(self, msg: PainSignal) -> None:
         try:
