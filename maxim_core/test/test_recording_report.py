@@ -227,6 +227,7 @@ def test_figures_without_data_say_so(tmp_path):
     assert 'no episodes or memory updates in this recording' in captured[0]
     assert 'no tool results in this recording' in captured[1]
     assert 'no deliberations in this recording' in captured[2]
+    assert 'no NAc predictions in this recording' in captured[3]
     assert 'memory/updates not recorded' in captured[3]
 
 

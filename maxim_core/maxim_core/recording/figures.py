@@ -12,6 +12,7 @@ import math
 import matplotlib
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from maxim_core.fear.agent import FearConfig  # noqa: E402
 from maxim_core.recording.session import (  # noqa: E402
@@ -28,8 +29,9 @@ MODE_COLOURS = {0: '#eeeeee', 1: '#aec7e8', 2: '#ffbb78', 3: '#98df8a'}
 DPI = 100
 
 
-def _empty(ax, what: str) -> None:
-    ax.text(0.5, 0.5, f'no {what} in this recording', ha='center', va='center',
+def _empty(ax, what: str, why: str = '') -> None:
+    ax.text(0.5, 0.5, f'no {what} in this recording' + (f'\n({why})' if why else ''),
+            ha='center', va='center',
             transform=ax.transAxes, color='#666666', fontsize=11, style='italic')
 
 
@@ -77,6 +79,11 @@ def timeline(s: Session) -> bytes:
         ax1.scatter([th['t'] for th in idle], [th['salience'] for th in idle], s=50,
                     marker='s', color=COLOURS['idle_thought'], edgecolor='black',
                     label='idle thought salience', zorder=3)
+    problems = [th for th in s.thoughts if th['status']]
+    if problems:
+        ax1.scatter([th['t'] for th in problems], [0.0] * len(problems), s=70, marker='x',
+                    color=COLOURS['pain'], label='thinking stopped (timeout, cancelled, ...)',
+                    zorder=3)
     ax1.set_ylim(-0.05, 1.1)
     ax1.set_ylabel('salience (0..1)')
     if s.percepts or s.thoughts:
@@ -190,10 +197,10 @@ def learning(s: Session) -> bytes:
         ax.grid(True, alpha=0.3)
         ax.legend(loc='upper left', bbox_to_anchor=(1.0, 1.0), fontsize=7)
     if not curves:
-        what = ('NAc predictions (no tool episodes were captured)' if s.memory else
-                'NAc predictions (memory/updates not recorded)')
-        _empty(ax1, what)
-        _empty(ax2, what)
+        why = ('no episode with a tool was captured' if s.memory else
+               'memory/updates not recorded')
+        _empty(ax1, 'NAc predictions', why)
+        _empty(ax2, 'NAc predictions', why)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     return _png(fig)
 
@@ -203,10 +210,10 @@ def memory_growth(s: Session) -> bytes:
     fig, ax = plt.subplots(figsize=(12, 4))
     ax.set_title('Memory growth', fontsize=13)
     if s.memory:
-        for key in ('episodes', 'concepts', 'causal_links'):
+        for key, style in (('episodes', '-'), ('concepts', '--'), ('causal_links', ':')):
             ax.step([u['t'] for u in s.memory], [u[key] for u in s.memory], where='post',
                     color=COLOURS[key], label=key.replace('_', ' ') + ' (memory/updates)',
-                    linewidth=1.5)
+                    linewidth=2, linestyle=style, marker='.')
         ax.legend(loc='upper left', fontsize=8)
     elif s.episodes:
         ax.step([e['t'] for e in s.episodes], range(1, len(s.episodes) + 1), where='post',
@@ -216,6 +223,7 @@ def memory_growth(s: Session) -> bytes:
                 transform=ax.transAxes, ha='right', fontsize=9, color='#666666')
     else:
         _empty(ax, 'episodes or memory updates')
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel('records (count)')
     ax.set_xlabel('time since the recording began (s)')
     _time_axis(ax, s)
@@ -241,6 +249,7 @@ def deliberation(s: Session) -> bytes:
         _empty(ax, 'deliberations')
     ax.set_xlabel('cycles (count)')
     ax.set_ylabel('deliberations (count)')
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax = axes[0][1]
     ax.set_title('Time of each cycle', fontsize=10)
     if ok:
@@ -255,6 +264,7 @@ def deliberation(s: Session) -> bytes:
         ax.legend(fontsize=8)
     else:
         _empty(ax, 'deliberation cycles')
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel('cycle, in session order')
     ax.set_ylabel('duration (s)')
     ax = axes[1][0]
@@ -296,6 +306,7 @@ def deliberation(s: Session) -> bytes:
         _empty(ax, 'enrichment (no bio-system answered)')
     ax.set_xlabel('cycle within the deliberation')
     ax.set_ylabel('answers (count)')
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     return _png(fig)
 
@@ -318,6 +329,7 @@ def tool_outcomes(s: Session) -> bytes:
         ax.invert_yaxis()
     else:
         _empty(ax, 'tool results')
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel('calls (count)')
     fig.tight_layout()
     return _png(fig)

@@ -265,9 +265,11 @@ def figures(s: Session) -> dict:
 
 
 def model_of(s: Session, run: dict | None = None) -> str:
-    """The model of the run: the llm node's model_path parameter, else what idle provenance
-    names, else ''."""
+    """The model of the run: what the runner recorded, the llm node's model_path parameter,
+    else what idle provenance names, else ''."""
     run = s.run_info() if run is None else run
+    if run.get('model'):
+        return str(run['model'])
     llm = (run.get('parameters') or {}).get('llm') or {}
     path = llm.get('model_path')
     if path:
