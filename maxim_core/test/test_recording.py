@@ -8,7 +8,8 @@ import pytest
 
 from maxim_core.recording.report import main as report_main, write_report
 from maxim_core.recording.schema import DefinitionFinder, SchemaError
-from maxim_core.recording.writer import McapRecorder, read_messages, RecordingError
+from maxim_core.recording.writer import (McapRecorder, read_messages, read_metadata,
+                                         RecordingError)
 
 
 def serialize(msg):
@@ -87,7 +88,8 @@ def test_recorder_node_records_what_crosses_dds(tmp_path):
     try:
         recorder = RecorderNode(context=ctx, parameter_overrides=[
             Parameter('path', value=str(path)),
-            Parameter('topics', value=['thoughts:maxim_interfaces/msg/Thought'])])
+            Parameter('topics', value=['thoughts:maxim_interfaces/msg/Thought']),
+            Parameter('run_info', value=json.dumps({'graph': 'sim', 'duration_s': 60.0}))])
         source = rclpy.create_node('source', context=ctx)
         pub = source.create_publisher(Thought, 'thoughts', 10)
         executor = SingleThreadedExecutor(context=ctx)
@@ -104,6 +106,7 @@ def test_recorder_node_records_what_crosses_dds(tmp_path):
         rclpy.try_shutdown(context=ctx)
     texts = [m.text for _, _, m in read_messages(str(path))]
     assert len(texts) >= 3 and all(t.startswith('seen ') for t in texts)
+    assert read_metadata(str(path)) == {'maxim_run': {'graph': '"sim"', 'duration_s': '60.0'}}
 
 
 def session_messages() -> dict:
@@ -193,3 +196,7 @@ def test_recorder_config_rejects_a_recorder_with_nothing_to_do():
         RecorderConfig(topics=('thoughts',))
     with pytest.raises(ValueError, match='0..65535'):
         RecorderConfig(foxglove=True, foxglove_port=-1)
+    with pytest.raises(ValueError, match='run_info must be a JSON object'):
+        RecorderConfig(run_info='[1, 2]')
+    with pytest.raises(ValueError, match='run_info must be a JSON object'):
+        RecorderConfig(run_info='{not json')

@@ -275,7 +275,6 @@ def test_page_in_headless_chromium(session, tmp_path):
                          timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert 'data-figures="5/5"' in dom.stdout, dom.stdout[:500]
-    assert 'broken' not in dom.stdout.split('<body', 1)[1].split('class="broken"', 1)[0][:0]
     assert 'class="broken"' not in dom.stdout
     for _, _, text, *_ in THOUGHTS:
         assert text in dom.stdout
@@ -292,3 +291,12 @@ def test_page_in_headless_chromium(session, tmp_path):
     keep = os.environ.get('MAXIM_REPORT_SCREENSHOT')
     if keep:
         shutil.copy(shot, keep)
+    # The comparison page of two runs: both runs' figures and the attribution.
+    b = build_session(tmp_path, 'b', temperature=0.2, thoughts=THOUGHTS[:2])
+    out = tmp_path / 'cmp'
+    assert report_main([session, b, '--out', str(out)]) == 0
+    dom = subprocess.run(base + ['--dump-dom', 'file://' + str(out / 'report.html')],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'data-figures="10/10"' in dom.stdout
+    assert 'Attribution: <b>model</b>' in dom.stdout and THOUGHTS[3][2] in dom.stdout

@@ -214,6 +214,8 @@ def session_html(s: Session, figures: dict, pngs: dict[str, bytes]) -> str:
 def comparison_html(comparison: dict) -> str:
     prov = comparison['provenance']
     attribution = ', '.join(prov['attribution']) or 'no difference'
+    if not comparison['a']['idle_cycles'] and not comparison['b']['idle_cycles']:
+        attribution = 'nothing to compare: neither run recorded an idle cycle'
     rows = []
     for part in ('config', 'model', 'environment'):
         for name, diff in prov[part].items():
