@@ -99,6 +99,9 @@ def timeline(s: Session) -> bytes:
         end = s.attention[i + 1]['t'] if i + 1 < len(s.attention) else s.duration_s
         ax2.barh(0, max(end - a['t'], 0.05), left=a['t'], height=0.6,
                  color=MODE_COLOURS.get(a['mode'], '#dddddd'), edgecolor='none')
+    for t, label in _focus_changes(s.attention):
+        ax2.annotate(label, (t, 0), fontsize=7, xytext=(0, 9), textcoords='offset points',
+                     rotation=30)
     for r in s.results:
         o = outcome_of(r)
         lane = 2 if o == 'blocked' else 1
@@ -154,6 +157,19 @@ def timeline(s: Session) -> bytes:
     _time_axis(ax3, s)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return _png(fig)
+
+
+def _focus_changes(states: list, min_gap_s: float = 3.0) -> list:
+    """(t, label) where the attention focus moves to another target, at most one label per
+    min_gap_s so a busy scene stays readable."""
+    out, last, last_t = [], None, -min_gap_s
+    for a in states:
+        label = (a['focus_label'] or f"track {a['focus_track_id']}") if a['has_focus'] else ''
+        if label and label != last and a['t'] - last_t >= min_gap_s:
+            out.append((a['t'], label[:20]))
+            last_t = a['t']
+        last = label or last
+    return out
 
 
 def _reason_changes(events: list) -> list:

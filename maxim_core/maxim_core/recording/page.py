@@ -104,7 +104,7 @@ def actions_html(s: Session) -> str:
     for r in s.results:
         o = outcome_of(r)
         if o == 'blocked':
-            detail = (f'<span class="blocked">⛔ {esc(_short(r["blocked_reason"]))}</span> '
+            detail = (f'<span class="blocked">blocked: {esc(_short(r["blocked_reason"]))}</span> '
                       f'({esc(BLOCK_LAYERS.get(r["blocked_by"], r["blocked_by"]))})')
         elif o == 'success':
             detail = ('<span class="ok">✓</span>' + (' (verified)' if r['verified'] else '')
