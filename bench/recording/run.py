@@ -22,6 +22,11 @@ import time
 
 import numpy as np
 
+# Like the tests: DDS stays on this machine, in a domain of its own (other processes on the
+# machine must neither feed the recorder nor receive the bench's traffic).
+os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 200))
+
 TOOLS = {
     'look_at': {'type': 'object', 'properties': {'pan': {'type': 'number'},
                                                  'tilt': {'type': 'number'}},

@@ -115,6 +115,9 @@ def build_session(tmp_path, name='a', temperature=0.7, thoughts=THOUGHTS):
             prediction_available=True, value=0.9 if ok else 0.3 - 0.1 * i,
             confidence=0.2 * (i + 1), observations=i + 1, episodes=i + 1, concepts=i // 2,
             causal_links=i + 1), 10.7 + i)
+    put('memory/updates', MemoryUpdate(session_end=True, concepts_created=2,
+                                       concepts_reinforced=1, episodes=3, concepts=3,
+                                       causal_links=3), 30)
     put('pain', PainSignal(type_name='tool_failure', intensity=0.45, source='speak',
                            description='speak failed: no voice'), 11.6)
     for i, record in enumerate(provenance_records(tmp_path, name, temperature)):
@@ -170,11 +173,17 @@ def test_every_number_is_recomputed_from_the_messages(session, tmp_path):
     assert numbers['idle_reasons'] == {'no_tasks': len(by_topic['idle'])}
     assert numbers['idle_cycles'] == len(by_topic['idle/provenance']) == 2
     last = by_topic['memory/updates'][-1][1]
+    assert last.session_end and numbers['promotion_at_end'] == {
+        'concepts_created': last.concepts_created,
+        'concepts_reinforced': last.concepts_reinforced}
+    assert numbers['memory_updates'] == sum(1 for _, m in by_topic['memory/updates']
+                                            if not m.session_end) == 3
     assert numbers['memory_at_end'] == {'episodes': last.episodes, 'concepts': last.concepts,
                                         'causal_links': last.causal_links}
+    last_speak = [m for _, m in by_topic['memory/updates'] if m.tool_name == 'speak'][-1]
     nac = numbers['nac_at_end']['speak | red_ball']
-    assert nac['value'] == pytest.approx(last.value)
-    assert nac['confidence'] == pytest.approx(last.confidence)
+    assert nac['value'] == pytest.approx(last_speak.value)
+    assert nac['confidence'] == pytest.approx(last_speak.confidence)
     assert numbers['model'] == '/models/a.gguf'
     assert read_metadata(session)['maxim_run']['graph'] == '"sim"'
 

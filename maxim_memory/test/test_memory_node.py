@@ -264,6 +264,16 @@ def test_memory_node_publishes_what_it_learned_from_each_episode(ros, tmp_path):
         stats = call(executor, peer, SystemStats, 'system_stats')
         assert (stats.episodes, stats.concepts, stats.causal_links) == (
             last.episodes, last.concepts, last.causal_links)
+        # The session ends while the graph runs (the runner quiesces before stopping): one
+        # more update says what promotion did; closing afterwards does not end it again.
+        node.quiesce()
+        node.quiesce()
+        assert spin_until(executor, lambda: len(updates) == len(outcomes) + 1)
+        end = updates[-1]
+        assert end.session_end and not end.episode_id and end.episodes == 4
+        stats = call(executor, peer, SystemStats, 'system_stats')
+        assert end.concepts == stats.concepts
+        assert end.concepts >= end.concepts_created   # the promoted concepts are counted
     finally:
         node.destroy_node()
         peer.destroy_node()

@@ -230,6 +230,13 @@ def memory_growth(s: Session) -> bytes:
             ax.step([u['t'] for u in s.memory], [u[key] for u in s.memory], where='post',
                     color=COLOURS[key], label=key.replace('_', ' ') + ' (memory/updates)',
                     linewidth=2, linestyle=style, marker='.')
+        for u in s.memory:
+            if u['session_end']:
+                ax.axvline(u['t'], color='#555555', linestyle='--', linewidth=1)
+                ax.annotate(f"session end: promotion created {u['concepts_created']}, "
+                            f"reinforced {u['concepts_reinforced']} concepts",
+                            (u['t'], u['concepts']), fontsize=8, xytext=(-6, 8),
+                            textcoords='offset points', ha='right')
         ax.legend(loc='upper left', fontsize=8)
     elif s.episodes:
         ax.step([e['t'] for e in s.episodes], range(1, len(s.episodes) + 1), where='post',

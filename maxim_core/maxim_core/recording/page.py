@@ -185,7 +185,8 @@ def numbers_html(figures: dict, other: dict | None = None) -> str:
             'llm_s_mean', 'enrichment_s_mean', 'mean_salience', 'converged_deliberations',
             'acted_deliberations', 'percepts', 'tool_calls', 'tool_outcomes', 'blocked_calls',
             'pain_events', 'max_pain', 'idle_events', 'idle_reasons', 'idle_cycles',
-            'episodes', 'memory_at_end', 'enrichment_sources', 'thought_problems']
+            'episodes', 'memory_at_end', 'promotion_at_end', 'enrichment_sources',
+            'thought_problems']
 
     def cell(v):
         return esc(json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v)

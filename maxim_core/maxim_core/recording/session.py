@@ -170,7 +170,10 @@ def load(path: str) -> Session:
                 'prediction_available': bool(m.prediction_available),
                 'value': float(m.value), 'confidence': float(m.confidence),
                 'observations': int(m.observations), 'episodes': int(m.episodes),
-                'concepts': int(m.concepts), 'causal_links': int(m.causal_links)})
+                'concepts': int(m.concepts), 'causal_links': int(m.causal_links),
+                'session_end': bool(m.session_end),
+                'concepts_created': int(m.concepts_created),
+                'concepts_reinforced': int(m.concepts_reinforced)})
         elif topic == 'head/state':
             s.head.append({'t': t, 'pan': float(m.pan), 'tilt': float(m.tilt),
                            'pan_command': float(m.pan_command),
@@ -255,9 +258,12 @@ def figures(s: Session) -> dict:
         'idle_reasons': dict(Counter(e['reason'] for e in s.idle)),
         'idle_cycles': len(s.provenance),
         'episodes': len(s.episodes),
-        'memory_updates': len(s.memory),
+        'memory_updates': sum(1 for u in s.memory if not u['session_end']),
         'memory_at_end': {k: last[k] for k in ('episodes', 'concepts', 'causal_links')
                           } if last else {},
+        'promotion_at_end': {k: sum(u[k] for u in s.memory if u['session_end'])
+                             for k in ('concepts_created', 'concepts_reinforced')
+                             } if any(u['session_end'] for u in s.memory) else {},
         'nac_at_end': learning,
         'model': model_of(s, run),
         'graph': run.get('graph', ''),

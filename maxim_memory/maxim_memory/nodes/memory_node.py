@@ -87,7 +87,8 @@ class MemoryNode(Node):
     Publications:
         memory/updates (maxim_interfaces/MemoryUpdate): after each captured episode, the NAc
             prediction for its tool and context and the size of memory (what a recording
-            needs to draw learning curves and memory growth)
+            needs to draw learning curves and memory growth); at session end (quiesce), what
+            promotion did
     Services:
         memory/memory_recall (MemoryRecall), memory/similarity_search (SimilaritySearch),
         memory/predict_outcome (PredictOutcome), memory/causal_links (CausalLinks),
@@ -114,6 +115,7 @@ class MemoryNode(Node):
         for warning in self.hub.warnings:
             self.get_logger().error(warning)
         self._closed = False
+        self._session_ended = False
 
         self._updates = self.create_publisher(MemoryUpdate, 'memory/updates', EVENTS)
         inputs = MutuallyExclusiveCallbackGroup()
@@ -308,11 +310,25 @@ class MemoryNode(Node):
 
     # --- shutdown ------------------------------------------------------------------------------
 
+    def quiesce(self) -> None:
+        """End the session while the graph still runs (the runner calls this before it takes
+        the nodes down), so the session-end update reaches the recorder; close() then only
+        closes."""
+        if self._closed or self._session_ended:
+            return
+        self._session_ended = True
+        report = self.hub.on_session_end()
+        self.get_logger().info(f'memory session ended: {report.steps}')
+        self._updates.publish(conv.session_end_to_msg(self.hub.system_stats(),
+                                                      report.promotion,
+                                                      self.get_clock().now().to_msg()))
+
     def close(self) -> None:
-        """End the session (SCN save -> promote -> consolidate -> persist) once."""
+        """End the session (SCN save -> promote -> consolidate -> persist) once, unless
+        quiesce() did; close the store."""
         if not self._closed:
             self._closed = True
-            report = self.hub.close(end_session=True)
+            report = self.hub.close(end_session=not self._session_ended)
             if report is not None:
                 self.get_logger().info(f'memory session ended: {report.steps}')
 
