@@ -7,9 +7,11 @@ one process, one MultiThreadedExecutor spinning a traffic node that publishes at
 session's rates (joint states 50 Hz, attention 15 Hz, percepts 5 Hz, 640x480 images 15 Hz)
 while the main thread runs one-cycle deliberations of the embedded model (Deliberator, lean
 grammar, greedy). Each repetition runs a cycle without the recorder node, then with it (the
-order alternates, ABBA), in the same run; the ratio of the medians is printed (goal <= 1.1),
-of wall time and of the process's CPU time (all threads: the model's, the recorder's, the
-traffic's), which a machine shared with other work disturbs less.
+order alternates, ABBA; the same prompt within a repetition, the prompt cache emptied before
+each cycle), in the same run; the ratio of the medians and the median of the paired ratios
+are printed (goal <= 1.1), of wall time and of the process's CPU time (all threads: the
+model's, the recorder's, the traffic's), which a machine shared with other work disturbs
+less.
 
 Usage: python bench/recording/run.py [--quick] [--reps N]
 """
@@ -139,6 +141,8 @@ def main() -> int:
                     recorder = make_recorder(context, os.path.join(out_dir, f'{i}.mcap'), busy)
                     executor.add_node(recorder)
                 time.sleep(1.0)  # the subscriptions match and traffic flows before timing
+                # the same cold state for both conditions: no prompt prefix left in the cache
+                backend.complete(f'warm up {i} {cond}', max_tokens=1, temperature=0.0)
                 t, c = time.perf_counter(), time.process_time()
                 deliberator.deliberate(f'{i}: a dog barks behind you and a red ball rolls '
                                        'left.', tools)
