@@ -136,13 +136,13 @@ def learning_to_msg(snapshot: dict[str, Any], stamp) -> MemoryUpdate:
     return msg
 
 
-def session_end_to_msg(stats: dict[str, Any], promotion: Any, stamp) -> MemoryUpdate:
-    """The session-end MemoryUpdate: memory's size after it and what promotion did."""
+def session_end_to_msg(stats: dict[str, int], promotion: Any, stamp) -> MemoryUpdate:
+    """The session-end MemoryUpdate: memory's size after it (hub.memory_size) and what
+    promotion did."""
     msg = MemoryUpdate(session_end=True,
                        concepts_created=len(getattr(promotion, 'created', ()) or ()),
                        concepts_reinforced=len(getattr(promotion, 'reinforced', ()) or ()),
-                       **{k: int(stats[k]) for k in ('episodes', 'concepts', 'causal_links',
-                                                     'graph_edges')})
+                       **stats)
     msg.header.stamp = stamp
     return msg
 

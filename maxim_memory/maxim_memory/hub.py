@@ -115,6 +115,14 @@ def outcome_signature(ep: EpisodicMemory) -> str:
     return 'success' if ep.outcome.success else 'failure'
 
 
+def memory_size(stats: dict[str, Any]) -> dict[str, int]:
+    """The size of memory from system_stats(): episodes counts every hippocampus record,
+    compressed ones included (consolidation compresses, it does not forget)."""
+    return {'episodes': int(stats['episodes']) + int(stats['compressed_episodes']),
+            'concepts': int(stats['concepts']), 'causal_links': int(stats['causal_links']),
+            'graph_edges': int(stats['graph_edges'])}
+
+
 def to_plain(obj: Any) -> Any:
     """Dataclasses (of any part) as JSON-ready values."""
     if is_dataclass(obj) and not isinstance(obj, type):
@@ -376,9 +384,7 @@ class MemoryHub:
                        expected_valence=float(p.expected_valence),
                        confidence=float(p.confidence),
                        observations=int(p.observation_count))
-        stats = self.system_stats()
-        keys = ('episodes', 'concepts', 'causal_links', 'graph_edges')
-        out.update({k: int(stats[k]) for k in keys})
+        out.update(memory_size(self.system_stats()))
         return out
 
     def record_pain(self, event: Any) -> None:

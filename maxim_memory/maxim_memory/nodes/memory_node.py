@@ -16,7 +16,8 @@ from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainH
                                   PredictOutcome, SimilaritySearch, SystemStats,
                                   TemporalPatterns)
 from maxim_memory import conversions as conv
-from maxim_memory.hub import HubConfig, MemoryHub, QueryError, to_plain, UnavailableError
+from maxim_memory.hub import (HubConfig, memory_size, MemoryHub, QueryError, to_plain,
+                              UnavailableError)
 from maxim_memory.qos import EVENTS
 from maxim_memory.store import StoreError
 
@@ -319,7 +320,7 @@ class MemoryNode(Node):
         self._session_ended = True
         report = self.hub.on_session_end()
         self.get_logger().info(f'memory session ended: {report.steps}')
-        self._updates.publish(conv.session_end_to_msg(self.hub.system_stats(),
+        self._updates.publish(conv.session_end_to_msg(memory_size(self.hub.system_stats()),
                                                       report.promotion,
                                                       self.get_clock().now().to_msg()))
 
