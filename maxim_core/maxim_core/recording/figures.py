@@ -306,6 +306,7 @@ def deliberation(s: Session) -> bytes:
         ax.legend(fontsize=8)
     else:
         _empty(ax, 'deliberation cycles')
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel('cycle within the deliberation')
     ax.set_ylabel('Jaccard similarity (0..1)')
     ax = axes[1][1]
@@ -326,7 +327,7 @@ def deliberation(s: Session) -> bytes:
         ax.set_xticks(cycles)
         ax.legend(fontsize=8)
     else:
-        _empty(ax, 'enrichment (no bio-system answered)')
+        _empty(ax, 'enrichment', 'no bio-system answered a deliberation cycle')
     ax.set_xlabel('cycle within the deliberation')
     ax.set_ylabel('answers (count)')
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
