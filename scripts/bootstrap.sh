@@ -88,6 +88,16 @@ if ! command -v espeak-ng >/dev/null && [ "${MAXIM_NO_APT:-0}" != 1 ] && [ "$(id
     || say "espeak-ng could not be installed; the speak tool will say it is not available"
 fi
 
+# Optional: headless Chromium renders the session report in its browser test.
+if ! command -v chromium >/dev/null && [ "${MAXIM_NO_APT:-0}" != 1 ] && [ "$(id -u)" = 0 ] \
+    && command -v apt-get >/dev/null; then
+  say "installing chromium (optional: the report's browser test)"
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
+    || { apt-get update -qq >/dev/null 2>&1 \
+         && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1; }; } \
+    || say "chromium could not be installed; the report's browser test will be skipped"
+fi
+
 # ---------------------------------------------------------------- venv + pip ----------------
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating the virtual environment in $VENV"

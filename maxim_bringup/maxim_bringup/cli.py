@@ -4,7 +4,7 @@
     maxim robot    the real head (camera + serial pan/tilt), in one process
     maxim nodes    list the nodes of each graph
     maxim check    check that every dependency imports
-    maxim report   plots and figures of a session recording (--record)
+    maxim report   an HTML report of a session recording (--record), or of two compared
     maxim scenario run|list|agent|generate   the simulation orchestrator's scenarios
 
 Missing or broken dependencies are reported in one line with what to do, never a traceback.
@@ -108,8 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_nodes)
     p = sub.add_parser('check', help='check that every dependency imports')
     p.set_defaults(func=_check)
-    p = sub.add_parser('report', help='plots and figures of a session recording')
-    p.add_argument('recording', help='an .mcap file written with --record')
+    p = sub.add_parser('report', help='an HTML report of a session recording, or of two '
+                       'compared side by side')
+    p.add_argument('recordings', nargs='+', metavar='FILE.mcap',
+                   help='an .mcap file written with --record, or two to compare')
     p.add_argument('--out', default='', help='output folder (default: <recording>.report)')
     p.set_defaults(func=_report)
     return parser
@@ -127,7 +129,7 @@ def _nodes(_args) -> int:
 
 def _report(args) -> int:
     from maxim_core.recording.report import main as report_main
-    return report_main([args.recording] + (['--out', args.out] if args.out else []))
+    return report_main(list(args.recordings) + (['--out', args.out] if args.out else []))
 
 
 def _check(_args) -> int:

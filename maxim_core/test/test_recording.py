@@ -8,7 +8,8 @@ import pytest
 
 from maxim_core.recording.report import main as report_main, write_report
 from maxim_core.recording.schema import DefinitionFinder, SchemaError
-from maxim_core.recording.writer import McapRecorder, read_messages, RecordingError
+from maxim_core.recording.writer import (McapRecorder, read_messages, read_metadata,
+                                         RecordingError)
 
 
 def serialize(msg):
@@ -63,8 +64,10 @@ def test_recording_round_trip_rate_limit_and_report(tmp_path):
     assert figures['cycles_per_deliberation'] == {'3': 2}
     assert figures['tool_outcomes'] == {'success': 1, 'blocked': 1}
     assert figures['pain_events'] == 1
-    for name in ('salience.png', 'cycles.png', 'tool_outcomes.png', 'pain.png'):
+    for name in ('timeline.png', 'learning.png', 'memory.png', 'deliberation.png',
+                 'tools.png'):
         assert os.path.getsize(tmp_path / 'report' / name) > 1000
+    assert os.path.isfile(figures['html'])
     with open(tmp_path / 'report' / 'report.json') as f:
         assert json.load(f)['max_pain'] == pytest.approx(0.4)
     assert report_main([str(tmp_path / 'missing.mcap')]) == 2
@@ -85,7 +88,8 @@ def test_recorder_node_records_what_crosses_dds(tmp_path):
     try:
         recorder = RecorderNode(context=ctx, parameter_overrides=[
             Parameter('path', value=str(path)),
-            Parameter('topics', value=['thoughts:maxim_interfaces/msg/Thought'])])
+            Parameter('topics', value=['thoughts:maxim_interfaces/msg/Thought']),
+            Parameter('run_info', value=json.dumps({'graph': 'sim', 'duration_s': 60.0}))])
         source = rclpy.create_node('source', context=ctx)
         pub = source.create_publisher(Thought, 'thoughts', 10)
         executor = SingleThreadedExecutor(context=ctx)
@@ -102,12 +106,14 @@ def test_recorder_node_records_what_crosses_dds(tmp_path):
         rclpy.try_shutdown(context=ctx)
     texts = [m.text for _, _, m in read_messages(str(path))]
     assert len(texts) >= 3 and all(t.startswith('seen ') for t in texts)
+    assert read_metadata(str(path)) == {'maxim_run': {'graph': '"sim"', 'duration_s': '60.0'}}
 
 
 def session_messages() -> dict:
     """One message for every topic a session recording holds by default."""
-    from maxim_interfaces.msg import (AttentionState, Episode, HeadState, IdleEvent, PainSignal,
-                                      Percept, Thought, ToolCall, ToolResult)
+    from maxim_interfaces.msg import (AttentionState, Episode, HeadState, IdleEvent,
+                                      IdleProvenance, MemoryUpdate, PainSignal, Percept,
+                                      Thought, ToolCall, ToolResult)
     from sensor_msgs.msg import Image, JointState
     return {
         'thoughts': Thought(cycle=1, text='a red ball'),
@@ -119,6 +125,8 @@ def session_messages() -> dict:
         'pain': PainSignal(intensity=0.7),
         'episodes': Episode(),
         'idle': IdleEvent(),
+        'idle/provenance': IdleProvenance(model='gemma-3-270m'),
+        'memory/updates': MemoryUpdate(episode_id='e1', episodes=1),
         'head/state': HeadState(),
         'joint_states': JointState(name=['pan', 'tilt'], position=[0.1, -0.2]),
         'camera/image_raw': Image(height=2, width=2, encoding='rgb8', step=6,
@@ -188,3 +196,7 @@ def test_recorder_config_rejects_a_recorder_with_nothing_to_do():
         RecorderConfig(topics=('thoughts',))
     with pytest.raises(ValueError, match='0..65535'):
         RecorderConfig(foxglove=True, foxglove_port=-1)
+    with pytest.raises(ValueError, match='run_info must be a JSON object'):
+        RecorderConfig(run_info='[1, 2]')
+    with pytest.raises(ValueError, match='run_info must be a JSON object'):
+        RecorderConfig(run_info='{not json')

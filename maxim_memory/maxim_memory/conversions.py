@@ -9,7 +9,8 @@ import json
 from typing import Any
 
 from maxim_interfaces.msg import (CausalLink, Concept, Episode, EpisodeSummary,
-                                  OutcomePrediction, PainSignal, Relationship, Rhythm)
+                                  MemoryUpdate, OutcomePrediction, PainSignal, Relationship,
+                                  Rhythm)
 
 from maxim_memory.layers.hippocampus import episode_time
 from maxim_memory.records import (Action, CompressedMemory, Decision, EpisodeContext,
@@ -123,6 +124,27 @@ def causal_link_to_msg(link: Any) -> CausalLink:
                       delay_mean_s=float(link.mean_delay_s),
                       delay_std_s=float(getattr(link, 'delay_std_s', 0.0)),
                       memory_ids=list(link.memory_ids)[-20:])
+
+
+def learning_to_msg(snapshot: dict[str, Any], stamp) -> MemoryUpdate:
+    """A MemoryHub.learning_snapshot() as the MemoryUpdate message (stamp: a builtin Time)."""
+    msg = MemoryUpdate(**{k: snapshot[k] for k in (
+        'episode_id', 'tool_name', 'context', 'outcome', 'learned', 'prediction_available',
+        'value', 'expected_valence', 'confidence', 'observations', 'episodes', 'concepts',
+        'causal_links', 'graph_edges')})
+    msg.header.stamp = stamp
+    return msg
+
+
+def session_end_to_msg(stats: dict[str, int], promotion: Any, stamp) -> MemoryUpdate:
+    """The session-end MemoryUpdate: memory's size after it (hub.memory_size) and what
+    promotion did."""
+    msg = MemoryUpdate(session_end=True,
+                       concepts_created=len(getattr(promotion, 'created', ()) or ()),
+                       concepts_reinforced=len(getattr(promotion, 'reinforced', ()) or ()),
+                       **stats)
+    msg.header.stamp = stamp
+    return msg
 
 
 def outcomes_to_msgs(prediction: Any) -> list[OutcomePrediction]:

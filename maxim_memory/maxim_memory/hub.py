@@ -121,6 +121,14 @@ def outcome_signature(ep: EpisodicMemory) -> str:
     return 'success' if ep.outcome.success else 'failure'
 
 
+def memory_size(stats: dict[str, Any]) -> dict[str, int]:
+    """The size of memory from system_stats(): episodes counts every hippocampus record,
+    compressed ones included (consolidation compresses, it does not forget)."""
+    return {'episodes': int(stats['episodes']) + int(stats['compressed_episodes']),
+            'concepts': int(stats['concepts']), 'causal_links': int(stats['causal_links']),
+            'graph_edges': int(stats['graph_edges'])}
+
+
 def to_plain(obj: Any) -> Any:
     """Dataclasses (of any part) as JSON-ready values."""
     if is_dataclass(obj) and not isinstance(obj, type):
@@ -376,6 +384,28 @@ class MemoryHub:
                     == 0:
                 self._save_state()
         return ep.id
+
+    def learning_snapshot(self, ep: EpisodicMemory) -> dict[str, Any]:
+        """What memory holds about `ep` after capturing it: the NAc prediction for its tool in
+        its context (the key the outcome was learned under) and the size of memory. This is
+        the learning curve a session recording carries, one point per episode."""
+        tool = ep.action.tool_name
+        context = context_signature(ep)
+        out: dict[str, Any] = {
+            'episode_id': ep.id, 'tool_name': tool, 'context': context,
+            'outcome': outcome_signature(ep), 'learned': bool(
+                self.nac.available and tool and not ep.outcome.blocked),
+            'prediction_available': False, 'value': 0.0, 'expected_valence': 0.0,
+            'confidence': 0.0, 'observations': 0}
+        if self.nac.available and tool:
+            with self._lock:
+                p = self.nac.obj.predict_outcome(tool, context)
+            out.update(prediction_available=True, value=float(p.value),
+                       expected_valence=float(p.expected_valence),
+                       confidence=float(p.confidence),
+                       observations=int(p.observation_count))
+        out.update(memory_size(self.system_stats()))
+        return out
 
     def record_pain(self, event: Any) -> None:
         """A pain signal (pain.PainEvent) into the history and the SCN."""

@@ -229,3 +229,53 @@ def test_memory_node_queries_never_change_state(ros, tmp_path):
         executor.remove_node(node)
         node.destroy_node()
         peer.destroy_node()
+
+
+def test_memory_node_publishes_what_it_learned_from_each_episode(ros, tmp_path):
+    """memory/updates after every capture: the NAc prediction under the context the outcome
+    was learned in (the same as predict_outcome answers) and the size of memory."""
+    from maxim_interfaces.msg import MemoryUpdate
+    ctx, executor = ros
+    node = MemoryNode(context=ctx, parameter_overrides=[
+        Parameter('db_path', value=str(tmp_path / 'memory.db'))])
+    peer = rclpy.create_node('peer', context=ctx)
+    executor.add_node(node)
+    executor.add_node(peer)
+    updates = []
+    try:
+        pub = peer.create_publisher(Episode, 'episodes', EVENTS)
+        peer.create_subscription(MemoryUpdate, 'memory/updates', updates.append, EVENTS)
+        assert spin_until(executor, lambda: pub.get_subscription_count() > 0)
+        outcomes = [True, True, False, True]
+        for i, ok in enumerate(outcomes):
+            pub.publish(episode(i, success=ok))
+        assert spin_until(executor, lambda: len(updates) == len(outcomes))
+        assert [u.episode_id for u in updates] == [f'ep-{i}' for i in range(4)]
+        assert [u.episodes for u in updates] == [1, 2, 3, 4]
+        assert [u.observations for u in updates] == [1, 2, 3, 4]
+        assert [u.outcome for u in updates] == ['success', 'success', 'failure', 'success']
+        assert all(u.learned and u.prediction_available and u.tool_name == 'grasp'
+                   for u in updates)
+        assert updates[1].confidence > updates[0].confidence        # evidence accumulates
+        assert updates[2].value < updates[1].value                  # a failure lowers it
+        last = updates[-1]
+        answer = call(executor, peer, PredictOutcome, 'predict_outcome', tool_name='grasp',
+                      context=last.context)
+        assert answer.value == pytest.approx(last.value)
+        assert answer.confidence == pytest.approx(last.confidence)
+        stats = call(executor, peer, SystemStats, 'system_stats')
+        assert (stats.episodes + stats.compressed_episodes, stats.concepts,
+                stats.causal_links) == (last.episodes, last.concepts, last.causal_links)
+        # The session ends while the graph runs (the runner quiesces before stopping): one
+        # more update says what promotion did; closing afterwards does not end it again.
+        node.quiesce()
+        node.quiesce()
+        assert spin_until(executor, lambda: len(updates) == len(outcomes) + 1)
+        end = updates[-1]
+        assert end.session_end and not end.episode_id and end.episodes == 4
+        stats = call(executor, peer, SystemStats, 'system_stats')
+        assert end.concepts == stats.concepts
+        assert end.concepts >= end.concepts_created   # the promoted concepts are counted
+    finally:
+        node.destroy_node()
+        peer.destroy_node()

@@ -96,7 +96,7 @@ def fact_driven_script(seed: int) -> Callable[[str], str]:
         thought = f'Noted: {fact.rstrip(".")}.'
         if r < 0.2:
             return thought + ' Maybe I should look at the door again.'
-        if rng.random() < 0.35:
+        if rng.random() < 0.5:
             goal = next((g for key, g in about.items() if fact.startswith(key)), None)
             return f'{thought} [GOAL: {goal or rng.choice(USER_GOALS)}]'
         return thought

@@ -43,7 +43,8 @@ import time
 from typing import Any, Callable
 import uuid
 
-from maxim_core.agent.loop import AgentLoop, Decision, LoopConfig, LoopResult, Percept
+from maxim_core.agent.loop import (AgentLoop, context_key, Decision, LoopConfig, LoopResult,
+                                   Percept)
 from maxim_core.agent.verify import WorldVerifier
 from maxim_core.conversions import recall_to_events
 from maxim_core.deliberation.cycles import DeliberationConfig, DeliberationResult, Deliberator
@@ -61,6 +62,7 @@ from maxim_core.llm.grammar import deliberation_grammar
 from maxim_core.mind.cerebellum import Cerebellum
 from maxim_core.mind.ports import (EpisodeRecord, EventSink, HeadGoalCommand, PainReport)
 from maxim_core.prompt.builder import identity_section, PromptBuilder, RESPONSE_FORMAT
+from maxim_core.prompt.tools import tool_manifest_section
 from maxim_core.tools.catalog import build_tool_registry
 from maxim_core.tools.learned_index import LearnedToolIndex
 from maxim_core.tools.scope import ToolExecutor, ToolScope
@@ -259,7 +261,6 @@ class Mind:
         goal in full, the rest by name."""
         names = [getattr(t, 'name', '') for t in tools]
         if not names:
-            from maxim_core.prompt.tools import tool_manifest_section
             return [tool_manifest_section(tools, self.registry.descriptions)]
         sections, sel = self.tool_index.sections(self._index_goal, among=names)
         self._surfaced = list(sel.critical)
@@ -334,7 +335,6 @@ class Mind:
         if not decision.think:
             result = self.deliberator.gated(decision.reason, on_thought=None)
         else:
-            from maxim_core.agent.loop import context_key
             if self.context_hint is not None:
                 hint = self.context_hint()
                 context = f'{context}\n{hint}' if context and hint else (context or hint)
@@ -364,7 +364,6 @@ class Mind:
             self._pass.release()
 
     def _step_locked(self, percept, goal, force, on_thought, max_cycles) -> StepResult:
-        from maxim_core.agent.loop import context_key
         goal = self.loop.goal if goal is None else goal
         self.loop.causal_notes = self._learned_values(percept, goal, context_key(percept, goal))
         self._surfaced = []

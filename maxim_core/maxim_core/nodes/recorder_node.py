@@ -4,6 +4,7 @@ Foxglove view of the same topics."""
 from dataclasses import dataclass
 import datetime
 import importlib
+import json
 import os
 
 import rclpy
@@ -26,6 +27,8 @@ DEFAULT_TOPICS = [
     'pain:maxim_interfaces/msg/PainSignal',
     'episodes:maxim_interfaces/msg/Episode',
     'idle:maxim_interfaces/msg/IdleEvent',
+    'idle/provenance:maxim_interfaces/msg/IdleProvenance',
+    'memory/updates:maxim_interfaces/msg/MemoryUpdate',
     'head/state:maxim_interfaces/msg/HeadState',
     'joint_states:sensor_msgs/msg/JointState',
     'camera/image_raw:sensor_msgs/msg/Image',
@@ -48,6 +51,7 @@ class RecorderConfig:
     foxglove: bool = False
     foxglove_host: str = DEFAULT_HOST
     foxglove_port: int = DEFAULT_PORT
+    run_info: str = ''
 
     def __post_init__(self):
         if not self.write_file and not self.foxglove:
@@ -57,6 +61,13 @@ class RecorderConfig:
             raise ValueError(f'image_rate_hz must be >= 0, got {self.image_rate_hz}')
         if self.foxglove:
             check_address(self.foxglove_host, self.foxglove_port)
+        if self.run_info:
+            try:
+                info = json.loads(self.run_info)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f'run_info must be a JSON object: {exc}') from exc
+            if not isinstance(info, dict):
+                raise ValueError('run_info must be a JSON object')
         for entry in self.topics:
             topic, sep, type_name = entry.partition(':')
             if not sep or not topic or type_name.count('/') != 2:
@@ -75,6 +86,9 @@ class RecorderNode(Node):
         foxglove.enabled (bool, false): serve the topics to Foxglove live.
         foxglove.host (string, 127.0.0.1): address the live view binds.
         foxglove.port (int, 8765): its port; 0 = any free port.
+        run_info (string, JSON object): how the run was started (graph, parameters of every
+            node); written into the file as the MCAP metadata record 'maxim_run', one entry
+            per key, each value as JSON, so a report shows the parameters and model.
     Subscriptions: every entry of `topics`, raw.
     """
 
@@ -98,6 +112,9 @@ class RecorderNode(Node):
             foxglove_port=p('foxglove.port', DEFAULT_PORT, ParameterDescriptor(
                 description='Port of the Foxglove live view (0 = any free port)',
                 integer_range=[IntegerRange(from_value=0, to_value=65535, step=1)],
+                **fixed)).value,
+            run_info=p('run_info', '', ParameterDescriptor(
+                description='How the run was started (JSON object), kept as MCAP metadata',
                 **fixed)).value)
         self.config = cfg
         self.recorder = None
@@ -108,6 +125,9 @@ class RecorderNode(Node):
                 stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
                 path = os.path.join('~', '.maxim', 'recordings', f'maxim-{stamp}.mcap')
             self.recorder = McapRecorder(path)
+            if cfg.run_info:
+                self.recorder.add_metadata('maxim_run', {
+                    key: json.dumps(value) for key, value in json.loads(cfg.run_info).items()})
             self.get_logger().info(f'recording to {self.recorder.path}')
         if cfg.foxglove:
             try:

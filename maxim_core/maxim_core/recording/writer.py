@@ -62,6 +62,13 @@ class McapRecorder:
                 topic=topic, message_encoding='cdr', schema_id=self._schemas[type_name])
             self.topics[topic] = TopicStats(type_name, channel, RateGate.for_rate(max_rate_hz))
 
+    def add_metadata(self, name: str, entries: dict[str, str]) -> None:
+        """An MCAP metadata record (string keys and values): how the run was configured."""
+        with self._lock:
+            if self.closed:
+                raise RecordingError(f'{self.path} is closed')
+            self._writer.add_metadata(name, {str(k): str(v) for k, v in entries.items()})
+
     def write(self, topic: str, data: bytes, stamp_ns: int) -> bool:
         """Write one message; False when the rate limit skipped it or the file is closed."""
         with self._lock:
@@ -115,3 +122,10 @@ def read_messages(path: str, topics: list[str] | None = None,
                                                                  log_time_order=True):
                 out.append((channel.topic, message.log_time, message.data))
     return out
+
+
+def read_metadata(path: str) -> dict[str, dict[str, str]]:
+    """The MCAP metadata records of a recording: {name: {key: value}} (later names win)."""
+    from mcap.reader import make_reader
+    with open(path, 'rb') as f:
+        return {m.name: dict(m.metadata) for m in make_reader(f).iter_metadata()}

@@ -129,6 +129,8 @@ TOOL_DESCRIPTIONS: dict[str, dict] = {
                        'for a genuine preference only.',
         'params': {'question': 'the question',
                    'timeout_s': 'seconds to wait for the answer (default 60)'},
+        'example': '{"tool": "request_interaction", "args": {"question": "Which ball should '
+                   'I follow?"}}',
         'followup_type': 'use the answer',
     },
     'speak': {

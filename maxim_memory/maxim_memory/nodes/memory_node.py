@@ -10,14 +10,15 @@ from rclpy.node import Node
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from std_srvs.srv import Trigger
 
-from maxim_interfaces.msg import Episode, PainSignal
+from maxim_interfaces.msg import Episode, MemoryUpdate, PainSignal
 from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecall,
                                   PainHistory, PredictOutcome, SimilaritySearch, SystemStats,
                                   TemporalPatterns)
 from maxim_memory import conversions as conv
 from maxim_memory.embedding import make_embedder
 from maxim_memory.enrich import channels_to_dict, MemoryEnricher
-from maxim_memory.hub import HubConfig, MemoryHub, QueryError, to_plain, UnavailableError
+from maxim_memory.hub import (HubConfig, memory_size, MemoryHub, QueryError, to_plain,
+                              UnavailableError)
 from maxim_memory.qos import EVENTS
 from maxim_memory.store import StoreError
 
@@ -87,6 +88,11 @@ class MemoryNode(Node):
         embedding.model_path (string). All read-only (they shape the database at start).
     Subscriptions:
         episodes (maxim_interfaces/Episode), pain (maxim_interfaces/PainSignal)
+    Publications:
+        memory/updates (maxim_interfaces/MemoryUpdate): after each captured episode, the NAc
+            prediction for its tool and context and the size of memory (what a recording
+            needs to draw learning curves and memory growth); at session end (quiesce), what
+            promotion did
     Services:
         memory/memory_recall (MemoryRecall), memory/similarity_search (SimilaritySearch),
         memory/predict_outcome (PredictOutcome), memory/causal_links (CausalLinks),
@@ -115,7 +121,9 @@ class MemoryNode(Node):
             self.get_logger().error(warning)
         self.enricher = MemoryEnricher(self.hub)
         self._closed = False
+        self._session_ended = False
 
+        self._updates = self.create_publisher(MemoryUpdate, 'memory/updates', EVENTS)
         inputs = MutuallyExclusiveCallbackGroup()
         queries = ReentrantCallbackGroup()
         self.create_subscription(Episode, 'episodes', self._on_episode, EVENTS,
@@ -160,8 +168,12 @@ class MemoryNode(Node):
             self.hub.capture_episode(ep)
         except conv.ConversionError as exc:
             self.get_logger().error(f'episode {msg.episode_id!r} rejected: {exc}')
+            return
         except StoreError as exc:
             self.get_logger().error(f'episode {msg.episode_id!r} NOT stored: {exc}')
+            return
+        self._updates.publish(conv.learning_to_msg(self.hub.learning_snapshot(ep),
+                                                   self.get_clock().now().to_msg()))
 
     def _on_pain(self, msg: PainSignal) -> None:
         try:
@@ -314,11 +326,25 @@ class MemoryNode(Node):
 
     # --- shutdown ------------------------------------------------------------------------------
 
+    def quiesce(self) -> None:
+        """End the session while the graph still runs (the runner calls this before it takes
+        the nodes down), so the session-end update reaches the recorder; close() then only
+        closes."""
+        if self._closed or self._session_ended:
+            return
+        self._session_ended = True
+        report = self.hub.on_session_end()
+        self.get_logger().info(f'memory session ended: {report.steps}')
+        self._updates.publish(conv.session_end_to_msg(memory_size(self.hub.system_stats()),
+                                                      report.promotion,
+                                                      self.get_clock().now().to_msg()))
+
     def close(self) -> None:
-        """End the session (SCN save -> promote -> consolidate -> persist) once."""
+        """End the session (SCN save -> promote -> consolidate -> persist) once, unless
+        quiesce() did; close the store."""
         if not self._closed:
             self._closed = True
-            report = self.hub.close(end_session=True)
+            report = self.hub.close(end_session=not self._session_ended)
             if report is not None:
                 self.get_logger().info(f'memory session ended: {report.steps}')
 
