@@ -199,7 +199,10 @@ if [ "$(cat "$STATE/build.stamp" 2>/dev/null)" != "$BUILD_STAMP" ] || [ ! -f "$R
       export AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV"
     fi
     cd "$ROOT"
-    if ! "$VENV/bin/colcon" build --symlink-install --event-handlers console_cohesion- summary- \
+    # --cmake-force-configure: the interfaces package finds its .msg/.srv files with a CMake
+    # glob, which only a configure step reads again (a new interface file needs it).
+    if ! "$VENV/bin/colcon" build --symlink-install --cmake-force-configure \
+        --event-handlers console_cohesion- summary- \
         --cmake-args -DPython3_EXECUTABLE="$VPY" -DBUILD_TESTING=OFF \
         > "$STATE/colcon.log" 2>&1; then
       tail -n 30 "$STATE/colcon.log" >&2
