@@ -34,7 +34,7 @@ from maxim_memory.layers import (AccessBasedStrategy, AngularGyrus, ATL, Capacit
 from maxim_memory.layers.base import ConsolidationReport
 from maxim_memory.records import (CompressedMemory, Concept, EpisodicMemory, MemoryRecord,
                                   SemanticMemory)
-from maxim_memory.store import CorruptStoreError, EdgeRow, MemoryStore
+from maxim_memory.store import CorruptStoreError, EdgeRow, MemoryStore, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,7 @@ class HubConfig:
     recover_corrupt: bool = True           # set a bad file aside and start a fresh one
     persist_ec_index: bool = True          # save the EC index at persist, load it at start
     ec_index_path: str = ''                # '' = next to the database: <db_path>.ec.npz
+    write_budget_s: float = 5.0            # busy database: retried this long, then journaled
 
     def ec_index_file(self) -> str:
         return os.path.expanduser(self.ec_index_path or f'{self.db_path}.ec.npz')
@@ -236,14 +237,30 @@ class MemoryHub:
     # --- set-up --------------------------------------------------------------------------------
 
     def _open_store(self, config: HubConfig) -> MemoryStore:
+        """The database; a corrupt one is set aside for a fresh one. One that cannot be
+        opened at all (a directory in the way, a newer schema, a bad file that cannot be
+        moved) is one clear warning and a journal-only store: captures are kept in the
+        journal beside it and replayed by the next open that succeeds."""
         try:
-            return MemoryStore(config.db_path, synchronous=config.synchronous)
-        except CorruptStoreError as exc:
-            if not config.recover_corrupt:
-                raise
-            self.warnings.append(str(exc))
-            log.error('%s; starting a fresh memory database', exc)
-            return MemoryStore(config.db_path, synchronous=config.synchronous)
+            try:
+                return MemoryStore(config.db_path, synchronous=config.synchronous,
+                                   busy_timeout_s=config.write_budget_s,
+                                   write_budget_s=config.write_budget_s)
+            except CorruptStoreError as exc:
+                if not config.recover_corrupt:
+                    raise
+                self.warnings.append(str(exc))
+                log.error('%s; starting a fresh memory database', exc)
+                return MemoryStore(config.db_path, synchronous=config.synchronous,
+                                   busy_timeout_s=config.write_budget_s,
+                                   write_budget_s=config.write_budget_s)
+        except CorruptStoreError:
+            raise
+        except StoreError as exc:
+            store = MemoryStore.journal_only(config.db_path, str(exc), clock=self._clock)
+            self.warnings.append(store.fault.message)
+            log.error('%s', store.fault.message)
+            return store
 
     def _build_similarity(self, embedder: Any) -> Subsystem:
         try:
@@ -354,7 +371,10 @@ class MemoryHub:
             self._captures += 1
             if self.config.state_flush_every and self._captures % self.config.state_flush_every \
                     == 0:
-                self._save_state()
+                try:
+                    self._save_state()
+                except StoreError as exc:   # the episode is kept; the snapshot is redone later
+                    log.error('memory state snapshot not saved: %s', exc)
         return ep.id
 
     def record_pain(self, event: Any) -> None:
@@ -565,7 +585,8 @@ class MemoryHub:
                 'extractor': {'processed': self.extractor.processed,
                               'dropped': self.extractor.dropped},
                 'store': {'path': str(self.store.path), 'bytes': self.store.size_bytes(),
-                          'schema_version': self.store.schema_version()},
+                          'schema_version': self.store.schema_version(),
+                          **self.store.status()},
                 'warnings': list(self.warnings),
             }
             for name, sub in (('nac', self.nac), ('scn', self.scn), ('pain', self.pain),
