@@ -22,8 +22,9 @@ PROPERTY = settings(max_examples=300, deadline=None, derandomize=True, database=
 
 # Text a model could emit, and text no model should: every code point incl. lone surrogates
 # and control characters, plus the JSON-ish pieces that steer the parsers somewhere deep.
-ANY_TEXT = st.text(alphabet=st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr),
-                                     st.integers(0, 0x1F).map(chr)), max_size=200)
+CHARS = st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr),
+                  st.integers(0, 0x1F).map(chr))
+ANY_TEXT = st.text(alphabet=CHARS, max_size=200)
 PIECES = st.sampled_from(['{', '}', '[', ']', '"', ':', ',', '\\ud800', '\\u0000', '1e999',
                           'null', 'true', '"reasoning"', '"action"', '"tool"', '"args"',
                           '[GOAL: ', '[goal:', 'look_at', ' ', '\x00', '\u017f', '\u212a',
