@@ -253,6 +253,7 @@ def _typed(resp) -> str:
 
 def _fuzz(interface, gen, probe, executor, watch, report):
     """Publish / call / send CASES generated inputs to one interface; returns failures."""
+    from action_msgs.msg import GoalStatus
     from rclpy.action import ActionClient
     kind, name, cls, qos = interface
     failures = []
@@ -304,7 +305,11 @@ def _fuzz(interface, gen, probe, executor, watch, report):
             if not _wait(executor, result.done, ANSWER_S):
                 failures.append(f'{name}: accepted goal did not end within {ANSWER_S} s')
                 continue
-            bad = _typed(result.result().result)
+            answer = result.result()
+            bad = _typed(answer.result)
+            if answer.status == GoalStatus.STATUS_ABORTED and \
+                    getattr(answer.result, 'error_code', 1) == 0:
+                bad = 'aborted without an error_code'   # the execute callback raised
             if bad:
                 failures.append(f'{name}: {bad}')
         report['goals'] += CASES
