@@ -115,17 +115,18 @@ def test_run_as_its_own_process_a_bad_model_leaves_it_unconfigured_and_answering
 
     bad = tmp_path / 'bad.gguf'
     bad.write_bytes(b'<html>not a model</html>' * 100)
+    ns = f'/llm_test_{os.getpid()}'    # no other llm node on this machine answers here
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'maxim_core.nodes.llm_node', '--ros-args', '-p',
-         f'model_path:={bad}'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, PYTHONUNBUFFERED='1'))
+        [sys.executable, '-m', 'maxim_core.nodes.llm_node', '--ros-args', '-r', f'__ns:={ns}',
+         '-p', f'model_path:={bad}'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=dict(os.environ, PYTHONUNBUFFERED='1'))
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
     executor = SingleThreadedExecutor(context=ctx)
     try:
         probe = rclpy.create_node('probe', context=ctx)
         executor.add_node(probe)
-        client = probe.create_client(Tokenize, 'llm/tokenize')
+        client = probe.create_client(Tokenize, f'{ns}/llm/tokenize')
         assert _spin_until(executor, client.service_is_ready, 30.0), 'no llm/tokenize'
         future = client.call_async(Tokenize.Request(text='hello'))
         assert _spin_until(executor, future.done, 10.0)
