@@ -55,6 +55,8 @@ KNOWN_DEFECTS = {
 KNOWN_OUTPUT_DEFECTS = {
     ('/episodes', 'salience'): 'the agent copies the salience of a percept (NaN, inf) into its '
                                'episode unchecked',
+    ('/episodes', 'novelty'): 'the agent copies the novelty of a percept (NaN, inf) into its '
+                              'episode unchecked',
 }
 INCLUDE_KNOWN = os.environ.get('MAXIM_FUZZ_KNOWN', '') == '1'
 ANSWER_S = 20.0      # bound on one service answer or one goal's result
@@ -281,9 +283,13 @@ def _fuzz(interface, gen, probe, executor, watch, report):
                 client.remove_pending_request(future)
                 break                 # the node is likely gone: the liveness check says
 
-            bad = _typed(future.result())
+            answer = future.result()
+            bad = _typed(answer)
             if bad:
                 failures.append(f'{name}: {bad}')
+            internal = getattr(answer, 'ERROR_INTERNAL', None)
+            if internal is not None and answer.error_code == internal:
+                report['internal'].setdefault(name, []).append(answer.error_msg[:120])
         report['requests'] += CASES
         probe.destroy_client(client)
     else:
@@ -355,7 +361,7 @@ def test_no_input_on_any_interface_takes_a_node_down(tmp_path):
             for itf in _interfaces(run, probe):
                 interfaces.setdefault((itf[0], itf[1], _type_name(itf[2])), (itf, []))[1] \
                     .append(run.name)
-        report = {'messages': 0, 'requests': 0, 'goals': 0}
+        report = {'messages': 0, 'requests': 0, 'goals': 0, 'internal': {}}
         failures, lines = [], []
         t0 = time.monotonic()
         for (kind, name, type_name), (itf, owners) in sorted(interfaces.items()):
@@ -385,6 +391,9 @@ def test_no_input_on_any_interface_takes_a_node_down(tmp_path):
               f'{len(watch.bad)}')
         if watch.bad:
             print('  first bad outputs:\n    ' + '\n    '.join(sorted(set(watch.bad))[:15]))
+        for srv, msgs in sorted(report['internal'].items()):
+            print(f'  {srv}: {len(msgs)} answers ERROR_INTERNAL (typed, but a defect): '
+                  f'{sorted(set(msgs))[:3]}')
         for line in sorted(watch.known):
             topic, field = line.split(': ')[0], line.split(': ')[1].split(' = ')[0]
             print(f'  known output defect: {line} ({KNOWN_OUTPUT_DEFECTS[(topic, field)]})')

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, is_dataclass
 import importlib
 import logging
+import math
 import os
 import threading
 import time
@@ -396,6 +397,9 @@ class MemoryHub:
     def recall(self, query: str = '', tool_name: str = '', success: bool | None = None,
                object: str = '', person: str = '', mode: str = '', time_after: float = 0.0,
                time_before: float = 0.0, expand: bool = False, limit: int = 10) -> RecallResult:
+        if not (math.isfinite(time_after) and math.isfinite(time_before)):
+            raise QueryError(f'time_after and time_before must be finite, not {time_after} '
+                             f'and {time_before}')
         if time_after and time_before and time_after > time_before:
             raise QueryError('time_after is later than time_before')
         limit = self._limit(limit)
@@ -436,6 +440,8 @@ class MemoryHub:
                 text = text or tool_name
             if memory_id and not context and memory_id in self.similarity.obj:
                 raw = self.similarity.obj.search_episode(memory_id, k=limit * 3 + 1)
+            elif not (text.strip() or ctx):
+                raise QueryError('the query gives nothing to compare: a blank context text')
             else:
                 raw = self.similarity.obj.search(text, ctx or None, k=limit * 3 + 1)
             out = []

@@ -192,6 +192,8 @@ class MemoryNode(Node):
     # --- inputs --------------------------------------------------------------------------------
 
     def _log(self, kind: str, text: str, error: bool = False) -> None:
+        if len(text) > 500:    # a line for a person, however long the bad input was
+            text = f'{text[:500]} … ({len(text) - 500} more characters)'
         line = self._throttle(kind, text)
         if line is not None:
             (self.get_logger().error if error else self.get_logger().warning)(line)
