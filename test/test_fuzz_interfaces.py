@@ -279,7 +279,8 @@ def _fuzz(interface, gen, probe, executor, watch, report):
             req = gen.message(cls.Request, wildness=gen.rng.choice([0.1, 0.5, 1.0]))
             future = client.call_async(req)
             if not _wait(executor, future.done, ANSWER_S):
-                failures.append(f'{name}: no answer within {ANSWER_S} s')
+                failures.append(f'{name}: no answer within {ANSWER_S} s to '
+                                f'{repr(req)[:600]}')
                 client.remove_pending_request(future)
                 break                 # the node is likely gone: the liveness check says
 
@@ -380,6 +381,7 @@ def test_no_input_on_any_interface_takes_a_node_down(tmp_path):
             if any(not r.alive for r in runs):
                 break
         _wait(executor, lambda: False, 1.0)       # the last outputs arrive
+        failures += [f'{r.name} died:\n{r.error[-3000:]}' for r in runs if not r.alive]
         print(f'\nfuzz report: seed {SEED}, {CASES} cases per interface, '
               f'{len(interfaces)} interfaces of {len(runs)} nodes '
               f'({", ".join(r.name for r in runs)}), {time.monotonic() - t0:.1f} s')

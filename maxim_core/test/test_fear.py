@@ -145,3 +145,10 @@ def test_nac_learning_through_the_bridge_blocks_then_spares_other_contexts():
     assert verdicts[0] == 'none' and verdicts[-1] == 'nac'
     bridge.record('move', 'open room', True)
     assert a.review('move', args, 'open room').allowed
+
+
+def test_arguments_past_the_json_limits_are_blocked_not_raised():
+    a = agent()
+    for text in ('{"n": ' + '9' * 5000 + '}', '[' * 100_000):
+        v = a.review('bash', text)
+        assert not v.allowed and 'not valid JSON' in v.reason
