@@ -443,7 +443,10 @@ class MemoryHub:
             elif not (text.strip() or ctx):
                 raise QueryError('the query gives nothing to compare: a blank context text')
             else:
-                raw = self.similarity.obj.search(text, ctx or None, k=limit * 3 + 1)
+                try:
+                    raw = self.similarity.obj.search(text, ctx or None, k=limit * 3 + 1)
+                except ValueError as exc:   # e.g. no modality left to compare by
+                    raise QueryError(str(exc)) from exc
             out = []
             for hit in raw:
                 if hit.episode_id == memory_id:
