@@ -29,6 +29,7 @@ import time
 
 from maxim_core.agent.loop import Percept
 from maxim_core.deliberation.cycles import DeliberationConfig
+from maxim_core.deliberation.enrichment import LABELS
 from maxim_core.llm.backend import ScriptedBackend
 from maxim_core.mind import HeadGoalCommand, Mind, MindConfig, SYSTEMS
 from maxim_memory.enrich import channels_to_dict, MemoryEnricher
@@ -137,6 +138,20 @@ class Recording:
         return self.backend.complete(prompt, **kwargs)
 
 
+CHANNEL_OF = {label: name for name, label in LABELS.items()}
+
+
+def prompt_channels(prompt: str) -> list[str]:
+    """The enrichment channels whose lines the prompt holds (read from the prompt itself, so
+    a model call that failed still shows what the model was given)."""
+    found = []
+    for line in prompt.splitlines():
+        label = line[2:].split(':', 1)[0] if line.startswith('- ') else ''
+        if label in CHANNEL_OF and CHANNEL_OF[label] not in found:
+            found.append(CHANNEL_OF[label])
+    return found
+
+
 def motor_history(mind: Mind) -> None:
     c = mind.cerebellum
     c.joints(0.0, 0.0)
@@ -155,8 +170,11 @@ def run_config(off: frozenset, db: str, workdir: str, backend, now: float) -> di
     shutil.copyfile(db, copy)
     hub = MemoryHub(HubConfig(db_path=copy), clock=lambda: now)
     rec = Recording(backend)
+    # A generous bound on a model call: on a loaded machine a timeout would hide what the
+    # prompt held; the benchmark is about content, not speed.
     mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1, temperature=0.0,
-                                                           seed=7, max_tokens=96),
+                                                           seed=7, max_tokens=96,
+                                                           llm_timeout_s=600.0),
                            systems_off=off, workspace_root=workdir),
                 model=rec, memory=HubPort(hub, now), fear=Fear(), body=Head())
     motor_history(mind)
@@ -174,7 +192,8 @@ def run_config(off: frozenset, db: str, workdir: str, backend, now: float) -> di
                 'situation': narrative, 'related': related,
                 'deliberated': bool(prompt),
                 'prompt_tokens': len(backend.tokenize(prompt)) if prompt else 0,
-                'channels': list(thought.enriched_by) if thought else [],
+                'channels': prompt_channels(prompt),
+                'outcome': step.loop.decision.status,
                 'lines': sum(1 for ln in prompt.splitlines() if ln.startswith('- ')
                              and '[' in ln),
                 'learned_notes': 'What you have learned' in prompt,
@@ -252,7 +271,7 @@ def main(argv=None) -> int:
               f'{s["learned_notes"]} | {s.get("actions_changed", "-")} |')
     print('\nAll on, per situation:')
     for row in base['rows']:
-        print(f'- {row["situation"]} -> {row["action"]} (channels: '
+        print(f'- {row["situation"]} -> {row["action"]} [{row["outcome"]}] (channels: '
               f'{", ".join(row["channels"]) or "none"})')
     if args.json:
         with open(args.json, 'w', encoding='utf-8') as f:

@@ -81,13 +81,15 @@ def format_tool_result(r: dict) -> str:
 
 
 def _output_text(output: str) -> str:
+    """A tool's output for one line: a JSON object as key=value pairs, anything else as
+    text (JSON nested past the parser's depth too: a tool's output never ends the console)."""
     try:
         value = json.loads(output)
-    except (TypeError, ValueError):
+        if isinstance(value, dict):
+            return ', '.join(f'{k}={v}' for k, v in list(value.items())[:4])
+        return str(value)
+    except (TypeError, ValueError, RecursionError):
         return str(output)
-    if isinstance(value, dict):
-        return ', '.join(f'{k}={v}' for k, v in list(value.items())[:4])
-    return str(value)
 
 
 def format_pain(p: dict) -> str:

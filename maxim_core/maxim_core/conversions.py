@@ -6,6 +6,7 @@ SubmitTask, IdleEvent, IdleProvenance, and memory answers as idle retrieval even
 """
 
 import json
+import math
 
 from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, GrammarCompileError,
                                     LLMError, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
@@ -25,15 +26,21 @@ def goal_to_request(goal, defaults: dict, format_chat, on_token=None) -> Generat
         prompt = goal.prompt
     if not prompt:
         raise LLMError(BAD_REQUEST, 'the goal has neither a prompt nor messages')
+
+    def number(value: float, use: bool, default) -> float:
+        """The goal's value when set (`use`) and finite, else the node default: NaN and
+        inf mean nothing a sampler or a deadline can use."""
+        return float(value) if use and math.isfinite(value) else float(default)
+
     params = {
         'max_tokens': int(goal.max_tokens) or int(defaults['max_tokens']),
-        'temperature': float(goal.temperature) if goal.temperature >= 0
-        else float(defaults['temperature']),
-        'top_p': float(goal.top_p) if goal.top_p > 0 else float(defaults['top_p']),
+        'temperature': number(goal.temperature, goal.temperature >= 0,
+                              defaults['temperature']),
+        'top_p': number(goal.top_p, goal.top_p > 0, defaults['top_p']),
         'top_k': int(goal.top_k) if goal.top_k >= 0 else int(defaults['top_k']),
-        'min_p': float(goal.min_p) if goal.min_p >= 0 else float(defaults['min_p']),
-        'repeat_penalty': float(goal.repeat_penalty) if goal.repeat_penalty > 0
-        else float(defaults['repeat_penalty']),
+        'min_p': number(goal.min_p, goal.min_p >= 0, defaults['min_p']),
+        'repeat_penalty': number(goal.repeat_penalty, goal.repeat_penalty > 0,
+                                 defaults['repeat_penalty']),
         'seed': int(goal.seed),
         'stop': [s for s in goal.stop if s],
     }
@@ -44,10 +51,12 @@ def goal_to_request(goal, defaults: dict, format_chat, on_token=None) -> Generat
             schema = json.loads(goal.json_schema)
         except ValueError as exc:
             raise GrammarCompileError(f'json_schema is not JSON: {exc}') from exc
+        except RecursionError:
+            raise GrammarCompileError('json_schema is nested too deep') from None
         if not isinstance(schema, dict):
             raise GrammarCompileError('json_schema must be a JSON object')
         params['json_schema'] = schema
-    timeout = float(goal.timeout_s) if goal.timeout_s > 0 else float(defaults['timeout_s'])
+    timeout = number(goal.timeout_s, goal.timeout_s > 0, defaults['timeout_s'])
     return GenerateRequest(prompt, params, on_token, goal.request_id, goal.client, timeout)
 
 

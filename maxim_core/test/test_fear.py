@@ -165,3 +165,10 @@ def test_outbound_channels_are_rate_and_size_limited():
     assert gate.review('send_message', {'to': 'o', 'text': 'y' * 45}).allowed
     volume = gate.review('send_message', {'to': 'o', 'text': 'z' * 40})
     assert not volume.allowed and 'characters in 60 s' in volume.reason
+
+
+def test_arguments_past_the_json_limits_are_blocked_not_raised():
+    a = agent()
+    for text in ('{"n": ' + '9' * 5000 + '}', '[' * 100_000):
+        v = a.review('bash', text)
+        assert not v.allowed and 'not valid JSON' in v.reason

@@ -74,6 +74,15 @@ def test_fear_node_reviews_calls():
         r = call(executor, client, 'write_file', {'path': 'x.txt', 'content': 'y'},
                  mode='nonsense')
         assert not r.allowed and r.error_code == R.ERROR_INVALID_REQUEST
+        for text in ('{"n": ' + '9' * 5000 + '}', '[' * 100_000):   # past JSON's limits
+            future = client.call_async(ReviewAction.Request(call=ToolCall(
+                tool_name='bash', arguments_json=text)))
+            for _ in range(100):
+                if future.done():
+                    break
+                executor.spin_once(timeout_sec=0.1)
+            r = future.result()
+            assert not r.allowed and r.error_code == R.ERROR_INVALID_REQUEST, r
 
         memory = Memory({('move', 'kitchen'): (0.02, 0.95)}, context=ctx)
         nodes.append(memory)

@@ -99,3 +99,50 @@ def test_an_unknown_backend_is_refused(tmp_path):
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=ctx)
+
+
+def test_run_as_its_own_process_a_bad_model_leaves_it_unconfigured_and_answering(tmp_path):
+    """The `ros2 launch` path: main() configures, and activates only what configured."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from maxim_interfaces.srv import Tokenize
+
+    bad = tmp_path / 'bad.gguf'
+    bad.write_bytes(b'<html>not a model</html>' * 100)
+    ns = f'/llm_test_{os.getpid()}'    # no other llm node on this machine answers here
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'maxim_core.nodes.llm_node', '--ros-args', '-r', f'__ns:={ns}',
+         '-p', f'model_path:={bad}'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=dict(os.environ, PYTHONUNBUFFERED='1'))
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    executor = SingleThreadedExecutor(context=ctx)
+    try:
+        probe = rclpy.create_node('probe', context=ctx)
+        executor.add_node(probe)
+        client = probe.create_client(Tokenize, f'{ns}/llm/tokenize')
+        assert _spin_until(executor, client.service_is_ready, 30.0), 'no llm/tokenize'
+        future = client.call_async(Tokenize.Request(text='hello'))
+        assert _spin_until(executor, future.done, 10.0)
+        answer = future.result()
+        assert answer.error_code == answer.ERROR_MODEL_NOT_LOADED
+        assert 'configure failed' in answer.error_msg and 'not a GGUF' in answer.error_msg
+        assert proc.poll() is None, 'the llm process ended after a failed configure'
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        rclpy.try_shutdown(context=ctx)
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate(timeout=5)
+    assert 'Transition is not registered' not in err, err
+    assert 'Traceback' not in err, err
+    assert err.count('not a GGUF') <= 2, err   # the configure error, and the summary line

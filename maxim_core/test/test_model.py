@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import struct
 
 import pytest
 
@@ -90,3 +91,32 @@ def test_cache_dir_from_environment(monkeypatch, tmp_path):
     assert default_cache_dir() == str(tmp_path)
     monkeypatch.delenv('MAXIM_MODEL_CACHE')
     assert default_cache_dir().endswith(os.path.join('.cache', 'maxim', 'models'))
+
+
+@pytest.mark.parametrize('where', ['type', 'length'])
+def test_damaged_metadata_in_a_full_size_file_is_not_called_truncated(cache, tmp_path, where):
+    path, _ = cache
+    bad = tmp_path / 'damaged.gguf'
+    shutil.copyfile(path, bad)
+    with open(bad, 'r+b') as f:
+        f.seek(24)
+        key_len = struct.unpack('<Q', f.read(8))[0]
+        if where == 'type':     # the first value's type code: 0xdead is no GGUF type
+            f.seek(24 + 8 + key_len)
+            f.write(struct.pack('<I', 0xDEAD))
+        else:                   # the first key's length: far past any real string
+            f.seek(24)
+            f.write(struct.pack('<Q', 1 << 40))
+    assert os.path.getsize(bad) == os.path.getsize(path)
+    with pytest.raises(ModelFileError, match='damaged metadata') as info:
+        resolve_model(str(bad))
+    assert 'truncated' not in str(info.value) and str(bad) in str(info.value)
+
+
+def test_a_copy_cut_inside_its_metadata_is_truncated(cache, tmp_path):
+    path, _ = cache
+    cut = tmp_path / 'cut.gguf'
+    with open(path, 'rb') as f:
+        cut.write_bytes(f.read(4096))
+    with pytest.raises(ModelFileError, match='is truncated'):
+        resolve_model(str(cut))

@@ -36,6 +36,41 @@ def test_robot_tools_send_head_goals_and_say_headless():
     assert headless.output['headless'] is True
 
 
+@pytest.mark.parametrize('args', [
+    {'pan': 0.1, 'tilt': 0.0, 'relative': True, 'speed': float('nan')},
+    {'pan': float('nan'), 'tilt': 0.0, 'relative': True},
+    {'pan': 0.1, 'tilt': float('-inf'), 'relative': True},
+    {'pan': 0.1, 'tilt': 0.0, 'duration_s': float('nan')},
+    {'pan': 0.1, 'tilt': 0.0, 'duration_s': float('inf')},
+    {'pan': 0.1, 'tilt': 0.0, 'speed': -0.5},
+    {'pan': 0.1, 'tilt': 0.0, 'speed': 1.5},
+    {'pan': 0.1, 'tilt': 0.0, 'duration_s': -1},
+    {'pan': 10 ** 400, 'tilt': 0.0},
+    {'pan': float('nan'), 'tilt': 0.0},
+])
+def test_move_refuses_every_number_that_is_not_finite_and_in_range(args):
+    sent = []
+    out = by_name(robot_tools(sent.append))['move'].run(args)
+    assert not out.success and out.error_code == ERROR_INVALID_ARGUMENTS, out
+    assert sent == [], 'a refused move must send no goal'
+
+
+def test_move_refusal_is_typed_even_without_schema_validation():
+    sent = []
+    move = by_name(robot_tools(sent.append))['move']
+    from maxim_core.tools.base import ToolInputError
+    for kw in ({'speed': float('nan')}, {'speed': -0.1}, {'duration_s': float('nan')}):
+        with pytest.raises(ToolInputError):
+            move.execute(pan=0.1, tilt=0.0, relative=True, **kw)
+    for tool, kw in (('focus_interests', {'duration_s': float('nan')}),
+                     ('novelty_track', {'duration_s': -3.0}),
+                     ('track_target', {'track_id': -1}),
+                     ('track_target', {'target_label': 'a', 'duration_s': float('inf')})):
+        with pytest.raises(ToolInputError):
+            by_name(robot_tools(sent.append))[tool].execute(**kw)
+    assert sent == []
+
+
 # -- filesystem ------------------------------------------------------------------------------
 @pytest.fixture
 def ws(tmp_path):

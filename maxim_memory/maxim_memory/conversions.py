@@ -36,8 +36,10 @@ def json_object(text: str, field: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConversionError(f'{field} is not valid JSON: {exc}') from exc
+    except ValueError as exc:   # JSONDecodeError, or an integer past the conversion limit
+        raise ConversionError(f'{field} is not valid JSON: {str(exc)[:200]}') from exc
+    except RecursionError:
+        raise ConversionError(f'{field} is nested too deep') from None
     if not isinstance(value, dict):
         raise ConversionError(f'{field} must be a JSON object, not {type(value).__name__}')
     return value

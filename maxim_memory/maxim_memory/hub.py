@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, is_dataclass
 import importlib
 import logging
+import math
 import os
 import threading
 import time
@@ -40,7 +41,7 @@ from maxim_memory.records import (CompressedMemory, Concept, EpisodicMemory, Mem
                                   SemanticMemory)
 from maxim_memory.statistician import (ProposalReport, RelationProposer, Statistician,
                                        StatisticianReport)
-from maxim_memory.store import CorruptStoreError, EdgeRow, MemoryStore
+from maxim_memory.store import CorruptStoreError, EdgeRow, MemoryStore, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ class HubConfig:
     recover_corrupt: bool = True           # set a bad file aside and start a fresh one
     persist_ec_index: bool = True          # save the EC index at persist, load it at start
     ec_index_path: str = ''                # '' = next to the database: <db_path>.ec.npz
+    write_budget_s: float = 5.0            # busy database: retried this long, then journaled
 
     def ec_index_file(self) -> str:
         return os.path.expanduser(self.ec_index_path or f'{self.db_path}.ec.npz')
@@ -264,14 +266,30 @@ class MemoryHub:
     # --- set-up --------------------------------------------------------------------------------
 
     def _open_store(self, config: HubConfig) -> MemoryStore:
+        """The database; a corrupt one is set aside for a fresh one. One that cannot be
+        opened at all (a directory in the way, a newer schema, a bad file that cannot be
+        moved) is one clear warning and a journal-only store: captures are kept in the
+        journal beside it and replayed by the next open that succeeds."""
         try:
-            return MemoryStore(config.db_path, synchronous=config.synchronous)
-        except CorruptStoreError as exc:
-            if not config.recover_corrupt:
-                raise
-            self.warnings.append(str(exc))
-            log.error('%s; starting a fresh memory database', exc)
-            return MemoryStore(config.db_path, synchronous=config.synchronous)
+            try:
+                return MemoryStore(config.db_path, synchronous=config.synchronous,
+                                   busy_timeout_s=config.write_budget_s,
+                                   write_budget_s=config.write_budget_s)
+            except CorruptStoreError as exc:
+                if not config.recover_corrupt:
+                    raise
+                self.warnings.append(str(exc))
+                log.error('%s; starting a fresh memory database', exc)
+                return MemoryStore(config.db_path, synchronous=config.synchronous,
+                                   busy_timeout_s=config.write_budget_s,
+                                   write_budget_s=config.write_budget_s)
+        except CorruptStoreError:
+            raise
+        except StoreError as exc:
+            store = MemoryStore.journal_only(config.db_path, str(exc), clock=self._clock)
+            self.warnings.append(store.fault.message)
+            log.error('%s', store.fault.message)
+            return store
 
     def _build_similarity(self, embedder: Any) -> Subsystem:
         try:
@@ -382,7 +400,10 @@ class MemoryHub:
             self._captures += 1
             if self.config.state_flush_every and self._captures % self.config.state_flush_every \
                     == 0:
-                self._save_state()
+                try:
+                    self._save_state()
+                except StoreError as exc:   # the episode is kept; the snapshot is redone later
+                    log.error('memory state snapshot not saved: %s', exc)
         return ep.id
 
     def learning_snapshot(self, ep: EpisodicMemory) -> dict[str, Any]:
@@ -426,6 +447,9 @@ class MemoryHub:
     def recall(self, query: str = '', tool_name: str = '', success: bool | None = None,
                object: str = '', person: str = '', mode: str = '', time_after: float = 0.0,
                time_before: float = 0.0, expand: bool = False, limit: int = 10) -> RecallResult:
+        if not (math.isfinite(time_after) and math.isfinite(time_before)):
+            raise QueryError(f'time_after and time_before must be finite, not {time_after} '
+                             f'and {time_before}')
         if time_after and time_before and time_after > time_before:
             raise QueryError('time_after is later than time_before')
         limit = self._limit(limit)
@@ -466,8 +490,13 @@ class MemoryHub:
                 text = text or tool_name
             if memory_id and not context and memory_id in self.similarity.obj:
                 raw = self.similarity.obj.search_episode(memory_id, k=limit * 3 + 1)
+            elif not (text.strip() or ctx):
+                raise QueryError('the query gives nothing to compare: a blank context text')
             else:
-                raw = self.similarity.obj.search(text, ctx or None, k=limit * 3 + 1)
+                try:
+                    raw = self.similarity.obj.search(text, ctx or None, k=limit * 3 + 1)
+                except ValueError as exc:   # e.g. no modality left to compare by
+                    raise QueryError(str(exc)) from exc
             out = []
             for hit in raw:
                 if hit.episode_id == memory_id:
@@ -615,7 +644,8 @@ class MemoryHub:
                 'extractor': {'processed': self.extractor.processed,
                               'dropped': self.extractor.dropped},
                 'store': {'path': str(self.store.path), 'bytes': self.store.size_bytes(),
-                          'schema_version': self.store.schema_version()},
+                          'schema_version': self.store.schema_version(),
+                          **self.store.status()},
                 'warnings': list(self.warnings),
             }
             for name, sub in (('nac', self.nac), ('scn', self.scn), ('pain', self.pain),

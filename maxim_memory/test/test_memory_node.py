@@ -279,3 +279,28 @@ def test_memory_node_publishes_what_it_learned_from_each_episode(ros, tmp_path):
     finally:
         node.destroy_node()
         peer.destroy_node()
+
+
+def test_a_flood_of_bad_episodes_is_a_few_counted_log_lines(ros, tmp_path, capfd):
+    ctx, executor = ros
+    node = MemoryNode(context=ctx, parameter_overrides=[
+        Parameter('db_path', value=str(tmp_path / 'memory.db'))])
+    probe = rclpy.create_node('probe', context=ctx)
+    executor.add_node(node)
+    executor.add_node(probe)
+    try:
+        pub = probe.create_publisher(Episode, 'episodes', EVENTS)
+        assert spin_until(executor, lambda: pub.get_subscription_count() >= 1)
+        capfd.readouterr()
+        for i in range(200):
+            bad = episode(i)
+            bad.valence = 5.0                       # outside -1..1: rejected
+            pub.publish(bad)
+            executor.spin_once(timeout_sec=0.005)
+        assert spin_until(executor, lambda: node._throttle.suppressed_total >= 150)
+        lines = [ln for ln in capfd.readouterr().err.splitlines() if 'rejected' in ln]
+        assert 1 <= len(lines) <= 4, lines
+        assert len(node.hub.hippocampus) == 0 and node.episodes_stored == 0
+    finally:
+        node.destroy_node()
+        probe.destroy_node()

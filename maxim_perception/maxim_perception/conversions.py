@@ -41,6 +41,16 @@ def stamp_to_seconds(stamp: TimeMsg) -> float:
     return float(stamp.sec) + float(stamp.nanosec) * 1e-9
 
 
+def stamp_error(stamp: TimeMsg) -> str:
+    """Why a header stamp is no time at all ('' when it is one): a negative second or a
+    nanosecond field past 999,999,999 (rclpy's Time.from_msg raises on both)."""
+    if stamp.sec < 0:
+        return f'negative stamp ({stamp.sec} s)'
+    if stamp.nanosec >= 1_000_000_000:
+        return f'stamp nanosec {stamp.nanosec} >= 1e9'
+    return ''
+
+
 def image_to_msg(array: np.ndarray, encoding: str = 'bgr8', stamp: TimeMsg | None = None,
                  frame_id: str = '') -> Image:
     """An Image from an HxW or HxWxC array (one copy: tobytes)."""

@@ -310,3 +310,45 @@ def test_unknown_driver_is_a_clear_error(graph):
     with pytest.raises(ValueError, match='driver must be one of sim, serial, dry_run'):
         HeadControllerNode(context=graph.ctx,
                            parameter_overrides=[Parameter('driver', value='telepathy')])
+
+
+def test_stamps_that_are_no_time_are_rejected_and_the_node_keeps_running(graph):
+    node = head(graph, driver='dry_run')
+    assert graph.spin_until(lambda: graph.last_state() is not None)
+    graph.wait_matched()
+    for sec, nanosec in ((-1, 0), (-2 ** 31, 999_999_999), (5, 2 ** 32 - 1)):
+        goal = HeadGoal(mode=HeadGoal.MODE_MOVE, goal_id=f'g{sec}', pan=0.5)
+        goal.header.stamp.sec, goal.header.stamp.nanosec = sec, nanosec
+        graph.goal_pub.publish(goal)
+        att = AttentionState(mode=AttentionState.MODE_TRACK, has_focus=True, focus_pan=0.5)
+        att.header.stamp.sec, att.header.stamp.nanosec = sec, nanosec
+        graph.attention_pub.publish(att)
+    far = HeadGoal(mode=HeadGoal.MODE_MOVE, goal_id='far-future', pan=0.5)
+    far.header.stamp.sec = 2 ** 31 - 1
+    graph.goal_pub.publish(far)
+    assert graph.spin_until(lambda: len(node.rejections) >= 7)
+    reasons = ' | '.join(node.rejections)
+    assert "rejected goal 'g-1': negative stamp (-1 s)" in reasons
+    assert 'rejected attention state: negative stamp' in reasons
+    assert 'nanosec 4294967295 >= 1e9' in reasons
+    assert "goal 'far-future': stamped" in reasons and 'in the future' in reasons
+    # Alive and obeying.
+    graph.goal(HeadGoal.MODE_MOVE, 'after', pan=0.4, tilt=0.1)
+    assert graph.spin_until(lambda: state_is(graph, active_goal_id='after', pan=0.4,
+                                             tilt=0.1, goal_reached=True))
+
+
+def test_a_flood_of_bad_goals_is_a_few_log_lines_that_count_the_rest(graph, capfd):
+    node = head(graph, driver='dry_run')
+    graph.wait_matched()
+    capfd.readouterr()
+    for i in range(300):
+        graph.goal(HeadGoal.MODE_MOVE, f'nan-{i}', pan=math.nan)
+        graph.executor.spin_once(timeout_sec=0.01)
+    assert graph.spin_until(lambda: node._throttle.suppressed_total >= 100, timeout_s=30)
+    graph.spin_until(lambda: False, timeout_s=2.5)
+    graph.goal(HeadGoal.MODE_MOVE, 'nan-last', pan=math.nan)   # the period has passed
+    assert graph.spin_until(lambda: "'nan-last'" in node.rejections[-1])
+    lines = [ln for ln in capfd.readouterr().err.splitlines() if 'rejected goal' in ln]
+    assert 2 <= len(lines) <= 6, lines
+    assert 'more like it suppressed since the last one' in lines[-1]

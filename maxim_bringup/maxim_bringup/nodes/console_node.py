@@ -13,6 +13,8 @@ from maxim_bringup import display
 from maxim_bringup.conversions import msg_to_dict
 from maxim_interfaces.msg import IdleEvent, PainSignal, Percept, Thought, ToolResult
 
+MAX_LINE = 2000     # characters of one printed line; the rest is counted, not printed
+
 
 class ConsoleNode(Node):
     """Prints thoughts as they form and the key events on the terminal.
@@ -45,6 +47,10 @@ class ConsoleNode(Node):
         self.create_subscription(IdleEvent, 'idle', self._on_idle, 10)
 
     def _print(self, text: str) -> None:
+        # A line is for a person: a 20,000-character thought costs rich ~0.1 s to wrap, and a
+        # burst of them would hold the console's executor for seconds.
+        if len(text) > MAX_LINE:
+            text = f'{text[:MAX_LINE]} … ({len(text) - MAX_LINE} more characters)'
         self._console.print(text)
 
     def _on_thought(self, msg: Thought) -> None:

@@ -209,7 +209,7 @@ class FearAgent:
         if isinstance(args, str):
             try:
                 args = json.loads(args or '{}')
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):   # JSONDecodeError, int or depth limits
                 return Verdict(False, 'arguments are not valid JSON', 'pattern', 1.0, 'invalid')
         if not isinstance(args, Mapping):
             return Verdict(False, 'arguments must be an object', 'pattern', 1.0, 'invalid')
@@ -272,7 +272,7 @@ class FearAgent:
             safe, why = answer['safe'], str(answer.get('reason', ''))[:200]
             if not isinstance(safe, bool):
                 raise TypeError('safe is not a boolean')
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (ValueError, RecursionError, KeyError, TypeError) as exc:
             return Verdict(False, f'LLM review answer unusable ({exc}): blocked to be safe',
                            'fail_closed', 1.0, first.category, tuple(ambiguous))
         if not safe:

@@ -24,8 +24,11 @@ TARGET_RE = r'[a-z0-9][a-z0-9_]{0,47}'
 AMOUNT_RE = r'[1-9][0-9]{0,3}'
 
 _STRICT = re.compile(rf'\[GOAL: ({ACTION_RE}) ({TARGET_RE}) ({AMOUNT_RE})\]')
+# ASCII only: under a Unicode IGNORECASE, 'ſ' (long s) matches [a-z] and the Kelvin sign
+# matches k, so a tag that is not the contract's text would become a task.
 _LENIENT = re.compile(
-    rf'\[\s*goal\s*:?\s*({ACTION_RE})\s+({TARGET_RE})(?:\s+({AMOUNT_RE}))?\s*\]', re.I)
+    rf'\[\s*goal\s*:?\s*({ACTION_RE})\s+({TARGET_RE})(?:\s+({AMOUNT_RE}))?\s*\]',
+    re.I | re.A)
 # Anything that looks like an attempt at a tag, well-formed or not.
 _CANDIDATE = re.compile(r'\[\s*goal\b[^\]\[\n]*\]?', re.I)
 
@@ -85,6 +88,7 @@ def parse_output(text: str, require_explicit_goal_tag: bool = True,
     contract's own words, '[GOAL: action target 1]')."""
     if not isinstance(text, str):
         raise TypeError(f'model output must be a string, not {type(text).__name__}')
+    text = _clean(text)
     candidates = _CANDIDATE.findall(text)
     thought = ' '.join(_CANDIDATE.sub(' ', text).split())
     if not candidates:
@@ -99,7 +103,10 @@ def parse_output(text: str, require_explicit_goal_tag: bool = True,
             action, target, amount = m.group(1), m.group(2), m.group(3)
             if not require_explicit_goal_tag:
                 action, target = action.lower(), target.lower()
-            intents.append(Intent(action, target, int(amount or 1)))
+            try:
+                intents.append(Intent(action, target, int(amount or 1)))
+            except IntentError:     # the patterns and Intent agree; this keeps it so
+                rejected.append(candidate)
     if rejected:
         return ParsedOutput(thought, None, len(candidates), tuple(rejected), 'malformed_tag')
     if allowed_actions and any(i.action not in allowed_actions for i in intents):
@@ -174,12 +181,25 @@ OUTPUT_JSON_SCHEMA = {
 }
 
 
+def _clean(text: str) -> str:
+    """`text` with lone surrogates as U+FFFD (no message can carry them as UTF-8)."""
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError:
+        return text.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace')
+    return text
+
+
 def text_from_json_output(text: str) -> str | None:
     """The JSON form of an output as tag text ('thought [GOAL: ...]'); None when it is not
-    JSON of the schema's shape (the caller then parses the raw text, which is thought)."""
+    JSON of the schema's shape (the caller then parses the raw text, which is thought).
+    No input raises: JSON nested past the parser's depth or an integer past Python's
+    conversion limit is 'not JSON' too."""
+    if not isinstance(text, str):
+        return None
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):    # JSONDecodeError is a ValueError
         return None
     if not isinstance(data, dict) or not isinstance(data.get('thought'), str):
         return None
@@ -187,5 +207,7 @@ def text_from_json_output(text: str) -> str | None:
     goal = data.get('goal')
     if isinstance(goal, dict):
         parts = [goal.get('action'), goal.get('target'), goal.get('amount')]
-        out += ' [GOAL: ' + ' '.join(str(p) for p in parts) + ']'
-    return out
+        if not all(isinstance(p, (str, int)) and not isinstance(p, bool) for p in parts):
+            parts = ['malformed']     # a tag the parser rejects: the output stays thought
+        out += ' [GOAL: ' + ' '.join(str(p)[:64] for p in parts) + ']'
+    return _clean(out)

@@ -25,7 +25,8 @@ Progress = Callable[[str, float], None]
 
 
 class ModelFileError(RuntimeError):
-    """The model file is missing, truncated or not a GGUF; the message says what to do."""
+    """The model file is missing, truncated, damaged or not a GGUF; the message says what to
+    do."""
 
 
 def default_cache_dir() -> str:
@@ -42,6 +43,20 @@ _GGML_SIZES = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (
 _SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 
 
+# Bounds no sound GGUF comes near: past them a length or count is damage, not a short file.
+_MAX_STRING = 1 << 24
+_MAX_DIMS = 8
+_MAX_MODEL_BYTES = 1 << 42
+
+
+class _Truncated(Exception):
+    """The metadata ends with the file: a plausible read runs past its last byte."""
+
+
+class _Damaged(Exception):
+    """The metadata holds what no GGUF writer produces (unknown type, absurd length)."""
+
+
 class _Reader:
     """Just enough of the GGUF layout to know how long a complete file must be."""
 
@@ -49,15 +64,23 @@ class _Reader:
         self.data, self.pos = data, 0
 
     def take(self, fmt: str):
-        value = struct.unpack_from(fmt, self.data, self.pos)
+        try:
+            value = struct.unpack_from(fmt, self.data, self.pos)
+        except struct.error as exc:
+            raise _Truncated(f'the metadata ends at byte {len(self.data)}') from exc
         self.pos += struct.calcsize(fmt)
         return value[0]
 
-    def string(self) -> bytes:
-        n = self.take('<Q')
+    def skip(self, n: int) -> None:
         self.pos += n
         if self.pos > len(self.data):
-            raise struct.error('string past the end')
+            raise _Truncated(f'the metadata ends at byte {len(self.data)}')
+
+    def string(self) -> bytes:
+        n = self.take('<Q')
+        if n > _MAX_STRING:
+            raise _Damaged(f'a string of {n} bytes at byte {self.pos - 8}')
+        self.skip(n)
         return bytes(self.data[self.pos - n:self.pos])
 
     def value(self, kind: int):
@@ -68,17 +91,20 @@ class _Reader:
             return self.string()
         if kind == 9:
             sub, n = self.take('<I'), self.take('<Q')
+            if n > _MAX_MODEL_BYTES:
+                raise _Damaged(f'an array of {n} items at byte {self.pos - 8}')
             if sub in _SCALAR:
-                self.pos += n * _SCALAR[sub]
+                self.skip(n * _SCALAR[sub])
             else:
                 for _ in range(n):
                     self.value(sub)
             return None
-        raise struct.error(f'unknown metadata type {kind}')
+        raise _Damaged(f'unknown metadata type {kind} at byte {self.pos - 4}')
 
 
 def _required_size(data, n_tensors: int, n_kv: int) -> int:
-    """The byte length a complete GGUF with this header must have."""
+    """The byte length a complete GGUF with this header must have; _Truncated when the
+    metadata itself is cut short, _Damaged when it cannot be a GGUF's."""
     r = _Reader(data)
     r.pos = 24
     alignment = 32
@@ -87,10 +113,15 @@ def _required_size(data, n_tensors: int, n_kv: int) -> int:
         value = r.value(r.take('<I'))
         if key == b'general.alignment' and value:
             alignment = int(value)
+    if not 0 < alignment <= 1 << 16:
+        raise _Damaged(f'alignment {alignment}')
     end = 0
     for _ in range(n_tensors):
         r.string()
-        dims = [r.take('<Q') for _ in range(r.take('<I'))]
+        n_dims = r.take('<I')
+        if n_dims > _MAX_DIMS:
+            raise _Damaged(f'a tensor of {n_dims} dimensions at byte {r.pos - 4}')
+        dims = [r.take('<Q') for _ in range(n_dims)]
         kind, offset = r.take('<I'), r.take('<Q')
         count = 1
         for d in dims:
@@ -98,6 +129,8 @@ def _required_size(data, n_tensors: int, n_kv: int) -> int:
         block, nbytes = _GGML_SIZES.get(kind, (count or 1, 1))
         end = max(end, offset + -(-count // block) * nbytes)
     start = -(-r.pos // alignment) * alignment
+    if start + end > _MAX_MODEL_BYTES:
+        raise _Damaged(f'its tensor table asks for {start + end} bytes')
     return start + end
 
 
@@ -134,8 +167,11 @@ def check_gguf(path: str, expected_size: int | None = None) -> None:
                 with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
                     try:
                         need = _required_size(data, n_tensors, n_kv)
-                    except (struct.error, KeyError, ValueError):
+                    except _Truncated:
                         need = -1
+                    except _Damaged as exc:
+                        raise ModelFileError(f'model file {path} has damaged metadata ({exc})'
+                                             f': replace the file') from None
     except OSError as exc:
         raise ModelFileError(f'model file {path} cannot be read ({exc.strerror}): check its '
                              f'permissions') from exc

@@ -157,10 +157,11 @@ class FearNode(Node):
             return response
         try:
             args = json.loads(call.arguments_json or '{}')
-        except json.JSONDecodeError as exc:
+        except (ValueError, RecursionError) as exc:   # also past the int or depth limit
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:80]
             response.allowed = False
             response.layer = ReviewAction.Response.LAYER_DETERMINISTIC
-            response.reason = f'arguments are not valid JSON ({exc.msg}): blocked'
+            response.reason = f'arguments are not valid JSON ({why}): blocked'
             response.risk = 1.0
             response.error_code = ReviewAction.Response.ERROR_INVALID_REQUEST
             response.error_msg = response.reason

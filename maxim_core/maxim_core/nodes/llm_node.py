@@ -180,11 +180,17 @@ class LLMNode(LifecycleNode):
     def _model(self) -> str:
         return self._backend.model_name if self._backend is not None else ''
 
+    def _inactive_reason(self) -> str:
+        """Why nothing is served: not active, and the configure error if there was one."""
+        if self.last_error:
+            return f'the llm node is not active: configure failed: {self.last_error}'
+        return 'the llm node is not active'
+
     def _on_tokenize(self, request, response):
         backend = self._backend
         if not self._active or backend is None:
             response.error_code = response.ERROR_MODEL_NOT_LOADED
-            response.error_msg = 'the llm node is not active'
+            response.error_msg = self._inactive_reason()
             return response
         try:
             tokens = backend.tokenize(request.text, add_bos=request.add_bos)
@@ -200,7 +206,7 @@ class LLMNode(LifecycleNode):
         queue, backend = self._queue, self._backend
         if not self._active or queue is None or backend is None:
             goal_handle.abort()
-            return error_to_result(LLMError('unavailable', 'the llm node is not active'),
+            return error_to_result(LLMError('unavailable', self._inactive_reason()),
                                    result, self._model)
         produced = [0]
 
@@ -249,13 +255,20 @@ def main(args=None):
     rclpy.init(args=args)
     node = LLMNode()
     try:
-        node.trigger_configure()
-        node.trigger_activate()
-        if node.last_error:
-            node.get_logger().error(node.last_error)
+        # Activate only what configured: after a failed configure the node stays
+        # unconfigured (activating it would be a transition its state does not have) and
+        # answers every request with the reason, until a lifecycle manager configures it again.
+        if node.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+            node.trigger_activate()
+        else:
+            node.get_logger().error(f'llm stays unconfigured: {node.last_error}')
         rclpy.spin(node, executor=rclpy.executors.MultiThreadedExecutor(num_threads=4))
     except (KeyboardInterrupt, ExternalShutdownException):
         node.get_logger().debug('llm stopping')
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()

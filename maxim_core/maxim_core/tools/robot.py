@@ -10,6 +10,7 @@ Angles are checked against the head's joint limits (the URDF's: pan +-2.6, tilt 
 before anything is sent, so an out-of-range goal is an argument error, not a strained servo.
 """
 
+import math
 from typing import Callable
 import uuid
 
@@ -33,6 +34,28 @@ _DURATION = {'type': 'number', 'minimum': 0, 'maximum': 600, 'default': 0,
              'description': 'seconds the goal holds (0 = until replaced)'}
 _SPEED = {'type': 'number', 'minimum': 0, 'maximum': 1, 'default': 0,
           'description': 'fraction of the maximum speed (0 = default)'}
+
+
+SPEED_RANGE = (0.0, 1.0)
+DURATION_RANGE = (0.0, 600.0)
+
+
+def _number(tool: str, name: str, value, lo: float | None = None,
+            hi: float | None = None) -> float:
+    """`value` as a finite float within [lo, hi], else ToolInputError naming it. JSON schema
+    bounds do not catch NaN (every comparison with NaN is false), so every number is checked
+    here before a goal can be sent."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ToolInputError(f'{tool}: {name} must be a number, not {value!r}')
+    try:
+        number = float(value)
+    except OverflowError:    # an int past the float range
+        raise ToolInputError(f'{tool}: {name} {value} is out of range') from None
+    if not math.isfinite(number):
+        raise ToolInputError(f'{tool}: {name} must be finite, not {number}')
+    if (lo is not None and number < lo) or (hi is not None and number > hi):
+        raise ToolInputError(f'{tool}: {name} {number} is outside [{lo}, {hi}]')
+    return number
 
 
 def head_goal(requested_by: str, mode: int, pan: float = 0.0, tilt: float = 0.0,
@@ -84,6 +107,9 @@ class MoveTool(_HeadTool):
 
     def execute(self, pan: float, tilt: float, relative: bool = False, speed: float = 0.0,
                 duration_s: float = 0.0) -> ToolOutcome:
+        pan, tilt = _number(self.name, 'pan', pan), _number(self.name, 'tilt', tilt)
+        speed = _number(self.name, 'speed', speed, *SPEED_RANGE)
+        duration_s = _number(self.name, 'duration_s', duration_s, *DURATION_RANGE)
         if not relative:
             lo, hi = self.pan_limits
             if not lo <= pan <= hi:
@@ -119,6 +145,11 @@ class TrackTargetTool(_HeadTool):
 
     def execute(self, target_label: str = '', track_id: int = 0,
                 duration_s: float = 0.0) -> ToolOutcome:
+        duration_s = _number(self.name, 'duration_s', duration_s, *DURATION_RANGE)
+        if isinstance(track_id, bool) or not isinstance(track_id, int) or \
+                not 0 <= track_id < 2 ** 32:
+            raise ToolInputError(f'track_target: track_id must be an integer in '
+                                 f'[0, 2^32), not {track_id!r}')
         if not target_label.strip() and track_id == 0:
             raise ToolInputError('track_target: give a target_label or a track_id')
         goal = head_goal(self.name, MODE_TRACK_TARGET, track_id=track_id,
@@ -132,6 +163,7 @@ class FocusInterestsTool(_HeadTool):
     input_schema = {'type': 'object', 'properties': {'duration_s': _DURATION}}
 
     def execute(self, duration_s: float = 0.0) -> ToolOutcome:
+        duration_s = _number(self.name, 'duration_s', duration_s, *DURATION_RANGE)
         goal = head_goal(self.name, MODE_FOCUS_INTERESTS, duration_s=duration_s)
         return self._send(goal, 'looking at the most salient things in turn')
 
@@ -142,6 +174,7 @@ class NoveltyTrackTool(_HeadTool):
     input_schema = {'type': 'object', 'properties': {'duration_s': _DURATION}}
 
     def execute(self, duration_s: float = 0.0) -> ToolOutcome:
+        duration_s = _number(self.name, 'duration_s', duration_s, *DURATION_RANGE)
         goal = head_goal(self.name, MODE_NOVELTY_TRACK, duration_s=duration_s)
         return self._send(goal, 'following whatever is most novel')
 

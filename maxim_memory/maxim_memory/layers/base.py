@@ -2,7 +2,9 @@
 
 A layer keeps its records in memory (dict by id, insertion-ordered), an O(1) context index
 (key, value) -> ids, its own associative graph, and optionally writes through to a
-`MemoryStore`, so that a record is durable when `store()` returns.
+`MemoryStore`, so that a record is durable when `store()` returns. The write comes first:
+the in-memory state changes only once the store took the record (in the database or its
+journal), so a write that failed leaves no record that counts but was never kept.
 """
 
 from __future__ import annotations
@@ -219,13 +221,13 @@ class BaseLayer(MemoryLayer):
         if not isinstance(record, self.record_types):
             raise RecordTypeError(f'{self.name} stores {[t.__name__ for t in self.record_types]}'
                                   f', not {type(record).__name__}')
+        if self._store is not None:   # first: a refused write changes nothing here
+            self._store.put_record(self.name, record_to_dict(record))
         old = self._records.get(record.id)
         if old is not None:
             self._unindex(old)
         self._records[record.id] = record
         self._index_record(record)
-        if self._store is not None:
-            self._store.put_record(self.name, record_to_dict(record))
         self._after_store(record, is_new=old is None)
         if old is None:
             for cb in list(self._capture_cbs):
@@ -238,12 +240,13 @@ class BaseLayer(MemoryLayer):
         data such as concept refs) at the next `flush()`."""
         if record.id not in self._records:
             raise RecordNotFoundError(record.id)
+        if self._store is not None and durable:
+            self._store.put_record(self.name, record_to_dict(record))
         self._unindex(self._records[record.id])
         self._records[record.id] = record
         self._index_record(record)
         if self._store is not None:
             if durable:
-                self._store.put_record(self.name, record_to_dict(record))
                 self._dirty.discard(record.id)
             else:
                 self._dirty.add(record.id)
@@ -284,16 +287,12 @@ class BaseLayer(MemoryLayer):
         self._remove_many([record_id])
 
     def _remove_many(self, ids: list[str]) -> None:
-        gone = []
-        for rid in ids:
-            rec = self._records.pop(rid, None)
-            if rec is None:
-                continue
-            self._unindex(rec)
-            self._graph.remove_node(rid)
-            gone.append(rid)
+        gone = [rid for rid in dict.fromkeys(ids) if rid in self._records]
         if self._store is not None and gone:
             self._store.delete_records(self.name, gone)
+        for rid in gone:
+            self._unindex(self._records.pop(rid))
+            self._graph.remove_node(rid)
         for rid in gone:
             for cb in list(self._deletion_cbs):
                 self._call(cb, rid)
@@ -308,16 +307,16 @@ class BaseLayer(MemoryLayer):
         olds = [self.get(old_id) for old_id, _ in pairs]  # unknown ids fail before any change
         if len({old_id for old_id, _ in pairs}) != len(pairs):
             raise ValueError('replace_many: an id appears twice')
+        if self._store is not None and pairs:
+            # new rows first: a crash in between duplicates, never loses
+            self._store.put_records(self.name, [record_to_dict(n) for _, n in pairs])
+            self._store.delete_records(self.name, [old_id for old_id, _ in pairs])
         for old, (old_id, new_record) in zip(olds, pairs):
             self._unindex(old)
             del self._records[old_id]
             self._records[new_record.id] = new_record
             self._index_record(new_record)
             self._graph.relabel(old_id, new_record.id)
-        if self._store is not None and pairs:
-            # new rows first: a crash in between duplicates, never loses
-            self._store.put_records(self.name, [record_to_dict(n) for _, n in pairs])
-            self._store.delete_records(self.name, [old_id for old_id, _ in pairs])
         for old_id, new_record in pairs:
             for cb in list(self._compression_cbs):
                 self._call(cb, old_id, new_record)

@@ -1,12 +1,14 @@
 """The memory node: episodes and pain in, introspection queries out, SQLite underneath."""
 
 from dataclasses import dataclass
+import logging
 import time
 
 import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from std_srvs.srv import Trigger
 
@@ -20,7 +22,8 @@ from maxim_memory.enrich import channels_to_dict, MemoryEnricher
 from maxim_memory.hub import (HubConfig, memory_size, MemoryHub, QueryError, to_plain,
                               UnavailableError)
 from maxim_memory.qos import EVENTS
-from maxim_memory.store import StoreError
+from maxim_memory.store import StoreError, StoreFault
+from maxim_memory.throttle import LogThrottle
 
 
 @dataclass(frozen=True)
@@ -35,9 +38,11 @@ class MemoryNodeConfig:
     state_flush_every: int = 20
     embedder: str = 'sentence'
     embedding_model_path: str = ''
+    write_budget_s: float = 5.0
 
     def hub_config(self) -> HubConfig:
         return HubConfig(db_path=self.db_path, synchronous=self.synchronous,
+                         write_budget_s=self.write_budget_s,
                          hippocampus_capacity=self.hippocampus_capacity,
                          atl_capacity=self.atl_capacity, ag_capacity=self.ag_capacity,
                          context_budget_s=self.context_budget_s, max_results=self.max_results,
@@ -58,6 +63,8 @@ _PARAMS = [
     ('budgets.max_results', 50, 'Hard cap on the items any query returns', (1, 1000)),
     ('budgets.state_flush_every', 20, 'Snapshot NAc/SCN/pain state every N captures',
      (0, 100_000)),
+    ('budgets.write_s', 5.0, 'A busy database is retried this long (s); then the capture '
+     'goes to the journal beside it', (0.0, 60.0)),
     ('embedding.backend', 'sentence', "'sentence' (all-MiniLM-L6-v2, offline; falls back to "
      "'hashing' with a warning when its package is missing), 'hashing' (word hashing, "
      "instant, matches words not meaning) or 'llama' (the GGUF model)", None),
@@ -65,6 +72,24 @@ _PARAMS = [
      "package's); 'llama': a GGUF ('' = the embedded gemma-3-270m, assembled into the model "
      'cache on first use)', None),
 ]
+
+
+class _RosLogHandler(logging.Handler):
+    """The memory package's Python log lines (store faults, set-aside files, replays) on the
+    node's ROS logger: each one line, where the node's other lines are."""
+
+    def __init__(self, logger):
+        super().__init__(logging.INFO)
+        self._ros = logger
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = self.format(record)
+        if record.levelno >= logging.ERROR:
+            self._ros.error(text)
+        elif record.levelno >= logging.WARNING:
+            self._ros.warning(text)
+        else:
+            self._ros.info(text)
 
 
 def _descriptor(description, rng, read_only=True):
@@ -84,7 +109,7 @@ class MemoryNode(Node):
     Parameters:
         db_path (string), synchronous (string), capacity.hippocampus / capacity.atl /
         capacity.angular_gyrus (int), budgets.context_s (double), budgets.max_results (int),
-        budgets.state_flush_every (int), embedding.backend (string),
+        budgets.state_flush_every (int), budgets.write_s (double), embedding.backend (string),
         embedding.model_path (string). All read-only (they shape the database at start).
     Subscriptions:
         episodes (maxim_interfaces/Episode), pain (maxim_interfaces/PainSignal)
@@ -100,6 +125,13 @@ class MemoryNode(Node):
         memory/concept_query (ConceptQuery), memory/system_stats (SystemStats),
         memory/enrich (Enrich: what is relevant to a situation, by channel),
         memory/end_session (std_srvs/Trigger: promote, consolidate, persist now)
+    Publishers:
+        diagnostics (diagnostic_msgs/DiagnosticArray, every second and on each storage fault
+        or recovery): the database's health, journaled / replayed / lost writes.
+    A storage fault (locked, read-only, full disk, a directory in the way, a newer schema) is
+    one error line when it begins and one when it ends; captures meanwhile go to the journal
+    beside the database (retried every second, replayed at the next open), so an episode
+    logged as stored is never lost. Bad input is logged at most once per kind every 2 s.
     """
 
     def __init__(self, **kwargs):
@@ -114,14 +146,23 @@ class MemoryNode(Node):
             context_budget_s=p('budgets.context_s').value,
             max_results=p('budgets.max_results').value,
             state_flush_every=p('budgets.state_flush_every').value,
+            write_budget_s=p('budgets.write_s').value,
             embedder=p('embedding.backend').value,
             embedding_model_path=p('embedding.model_path').value)
+        self._log_handler = _RosLogHandler(self.get_logger())
+        package_log = logging.getLogger('maxim_memory')
+        package_log.addHandler(self._log_handler)
+        package_log.setLevel(logging.INFO)
+        package_log.propagate = False     # once, on the ROS logger (hub.warnings keeps them)
         self.hub = MemoryHub(self.config.hub_config(), embedder=self._embedder())
-        for warning in self.hub.warnings:
-            self.get_logger().error(warning)
         self.enricher = MemoryEnricher(self.hub)
         self._closed = False
         self._session_ended = False
+        self._throttle = LogThrottle(2.0)
+        self.episodes_stored = 0       # captures acknowledged (in the database or journal)
+        self.episodes_lost = 0         # captures neither took: logged as NOT stored
+        self._diag_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self.hub.store.listeners.append(self._on_store_fault)
 
         self._updates = self.create_publisher(MemoryUpdate, 'memory/updates', EVENTS)
         inputs = MutuallyExclusiveCallbackGroup()
@@ -144,6 +185,7 @@ class MemoryNode(Node):
                                 callback_group=queries)
         self.create_service(Trigger, 'memory/end_session', self._end_session,
                             callback_group=inputs)
+        self.create_timer(1.0, self._tick, callback_group=inputs)
         ec = self.hub.ec_startup
         self.get_logger().info(f'memory open at {self.hub.store.path}: '
                                f'{len(self.hub.hippocampus)} episodes, '
@@ -162,27 +204,85 @@ class MemoryNode(Node):
 
     # --- inputs --------------------------------------------------------------------------------
 
+    def _log(self, kind: str, text: str, error: bool = False) -> None:
+        if len(text) > 500:    # a line for a person, however long the bad input was
+            text = f'{text[:500]} … ({len(text) - 500} more characters)'
+        line = self._throttle(kind, text)
+        if line is not None:
+            (self.get_logger().error if error else self.get_logger().warning)(line)
+
     def _on_episode(self, msg: Episode) -> None:
         try:
             ep = conv.msg_to_episode(msg, time.time())
             self.hub.capture_episode(ep)
-        except conv.ConversionError as exc:
-            self.get_logger().error(f'episode {msg.episode_id!r} rejected: {exc}')
-            return
+        except (conv.ConversionError, ValueError, TypeError) as exc:
+            self._log('episode rejected', f'episode {msg.episode_id[:80]!r} rejected: {exc}')
         except StoreError as exc:
-            self.get_logger().error(f'episode {msg.episode_id!r} NOT stored: {exc}')
-            return
-        self._updates.publish(conv.learning_to_msg(self.hub.learning_snapshot(ep),
-                                                   self.get_clock().now().to_msg()))
+            self.episodes_lost += 1
+            self._log('episode lost', f'episode {msg.episode_id[:80]!r} NOT stored: {exc}',
+                      error=True)
+            self._publish_diagnostics()
+        else:
+            self.episodes_stored += 1
+            self._updates.publish(conv.learning_to_msg(self.hub.learning_snapshot(ep),
+                                                       self.get_clock().now().to_msg()))
 
     def _on_pain(self, msg: PainSignal) -> None:
         try:
             self.hub.record_pain(conv.msg_to_pain(msg, time.time()))
-        except (conv.ConversionError, UnavailableError, ImportError) as exc:
-            self.get_logger().warning(f'pain signal not recorded: {exc}')
+        except (conv.ConversionError, UnavailableError, ImportError, ValueError,
+                TypeError) as exc:
+            self._log('pain', f'pain signal not recorded: {exc}')
+
+    def _on_store_fault(self, fault: StoreFault | None) -> None:
+        """One line when a storage fault begins or changes kind, one when writes reach the
+        database again (the store calls this once per change, not per write)."""
+        if fault is None:
+            st = self.hub.store.status()
+            self.get_logger().info(f'memory database {self.hub.store.path} writable again; '
+                                   f'journal replayed ({st["replayed"]} writes so far)')
+        else:
+            self.get_logger().error(f'storage fault ({fault.kind}): {fault.message}')
+        self._publish_diagnostics()
+
+    def _tick(self) -> None:
+        """Every second: replay the journal if the database takes writes again, report."""
+        if self.hub.store.journaled:
+            self.hub.store.drain_journal()
+        self._publish_diagnostics()
+
+    def diagnostic_status(self) -> DiagnosticStatus:
+        st = self.hub.store.status()
+        if st['ok'] and not st['journaled'] and not self.episodes_lost:
+            level, message = DiagnosticStatus.OK, 'database writable'
+        elif self.episodes_lost or st['lost']:
+            level = DiagnosticStatus.ERROR
+            message = f'{st["fault"] or "storage fault"}: {st["lost"]} writes NOT stored; ' \
+                      f'{st["message"]}'
+        else:
+            level = DiagnosticStatus.WARN
+            message = f'{st["fault"] or "journal pending"}: {st["journaled"]} writes ' \
+                      f'journaled; {st["message"]}'
+        values = [KeyValue(key=k, value=str(v)) for k, v in st.items()]
+        values += [KeyValue(key='episodes_stored', value=str(self.episodes_stored)),
+                   KeyValue(key='episodes_lost', value=str(self.episodes_lost))]
+        return DiagnosticStatus(level=level, name=f'{self.get_name()}: database',
+                                message=message[:1000], hardware_id=str(self.hub.store.path),
+                                values=values)
+
+    def _publish_diagnostics(self) -> None:
+        msg = DiagnosticArray(status=[self.diagnostic_status()])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._diag_pub.publish(msg)
 
     def _end_session(self, request, response):
-        report = self.hub.on_session_end()
+        try:
+            report = self.hub.on_session_end()
+        except StoreError as exc:
+            response.success = False
+            response.message = f'session end not persisted: {exc}'
+            self.get_logger().error(response.message)
+            return response
         response.success = True
         response.message = conv.bounded_json(to_plain({
             'steps': report.steps, 'promotion': report.promotion,
@@ -344,12 +444,20 @@ class MemoryNode(Node):
         quiesce() did; close the store."""
         if not self._closed:
             self._closed = True
-            report = self.hub.close(end_session=not self._session_ended)
+            try:
+                report = self.hub.close(end_session=not self._session_ended)
+            except StoreError as exc:
+                self.get_logger().error(f'memory session end not persisted: {exc}')
+                return
             if report is not None:
                 self.get_logger().info(f'memory session ended: {report.steps}')
 
     def destroy_node(self):
         self.close()
+        package_log = logging.getLogger('maxim_memory')
+        package_log.removeHandler(self._log_handler)
+        if not package_log.handlers:
+            package_log.propagate = True
         return super().destroy_node()
 
 

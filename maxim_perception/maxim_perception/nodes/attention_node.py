@@ -30,6 +30,7 @@ from maxim_perception.conversions import (attention_to_markers, attention_to_msg
                                           stamp_to_seconds, target_dict_to_msg)
 from maxim_perception.head.pose_history import PoseHistory
 from maxim_perception.qos import LATCHED, SENSOR, SENSOR_LATEST
+from maxim_perception.throttle import LogThrottle
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class AttentionNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__('attention', **kwargs)
+        self._throttle = LogThrottle(5.0)   # bad input: a line per kind per 5 s, with a count
         self.config = cfg = self._declare()
         if cfg.opencv_threads > 0:
             cv2.setNumThreads(cfg.opencv_threads)
@@ -182,6 +184,11 @@ class AttentionNode(Node):
             self._latest = msg
         self._wake.trigger()
 
+    def _warn(self, kind: str, text: str) -> None:
+        line = self._throttle(kind, text)
+        if line is not None:
+            self.get_logger().warning(line)
+
     def _on_joints(self, msg: JointState) -> None:
         names = list(msg.name)
         pan, tilt = self._head
@@ -191,8 +198,7 @@ class AttentionNode(Node):
             if self.config.tilt_joint in names:
                 tilt = float(msg.position[names.index(self.config.tilt_joint)])
         except IndexError:
-            self.get_logger().warning('joint_states: fewer positions than names; ignored',
-                                      throttle_duration_sec=5.0)
+            self._warn('joints', 'joint_states: fewer positions than names; ignored')
             return
         if math.isfinite(pan) and math.isfinite(tilt):
             t = stamp_to_seconds(msg.header.stamp)
@@ -247,8 +253,7 @@ class AttentionNode(Node):
             try:
                 result = self.core.process(frame, t, head[0], head[1], start_faces=False)
             except (AttentionError, DetectorError, CameraModelError) as exc:
-                self.get_logger().warning(f'frame not processed: {exc}',
-                                          throttle_duration_sec=5.0)
+                self._warn('frame', f'frame not processed: {exc}')
                 return
             model = self.core.camera_model
         self.frames_processed += 1

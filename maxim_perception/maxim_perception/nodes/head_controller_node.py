@@ -10,18 +10,18 @@ from typing import Callable
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-from rclpy.time import Time
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
 from maxim_interfaces.msg import AttentionState, HeadGoal, HeadState, PainSignal
-from maxim_perception.conversions import stamp_to_seconds
+from maxim_perception.conversions import stamp_error, stamp_to_seconds
 from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalSpec, HeadMode,
                                            HeadStatus, PainEvent, TargetView)
 from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver,
                                            SerialServoDriver, ServoMapping, SimDriver)
 from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
+from maxim_perception.throttle import LogThrottle
 
 JOINTS = ('head_pan_joint', 'head_tilt_joint')
 # Goals that follow attention's targets (and so act on each new attention state at once).
@@ -92,11 +92,12 @@ _PARAMS = {
 
 # ---- message <-> core (to move into maxim_perception/conversions.py) ------------------------
 
-def _stamp_age_s(stamp, now: Time) -> float:
-    """Seconds between a header stamp and now; 0 for an unset stamp."""
+def _stamp_age_s(stamp, now_ns: int) -> float:
+    """Seconds between a (valid: see stamp_error) header stamp and now; 0 for an unset one.
+    Plain float arithmetic: no stamp, however far off, raises here."""
     if stamp.sec == 0 and stamp.nanosec == 0:
         return 0.0
-    return (now - Time.from_msg(stamp, clock_type=now.clock_type)).nanoseconds * 1e-9
+    return now_ns * 1e-9 - stamp_to_seconds(stamp)
 
 
 def _goal_from_msg(msg: HeadGoal, stamp: float | None) -> HeadGoalSpec:
@@ -210,6 +211,7 @@ class HeadControllerNode(Node):
         self._last_velocity = (0.0, 0.0)
         self.commands_sent = 0
         self.rejections: deque[str] = deque(maxlen=50)   # recent reasons, for inspection
+        self._throttle = LogThrottle(2.0)   # one line per kind of rejection per 2 s
         self.tick_times: deque[float] = deque(maxlen=5000)  # monotonic s, for benchmarks
 
         if self.params.driver == 'sim':
@@ -320,9 +322,21 @@ class HeadControllerNode(Node):
 
     def _core_stamp(self, header_stamp, now: float) -> float:
         """A message's time on the core's clock: now minus the message's age."""
-        return now - _stamp_age_s(header_stamp, self.get_clock().now())
+        return now - _stamp_age_s(header_stamp, self.get_clock().now().nanoseconds)
+
+    def _reject(self, kind: str, reason: str) -> None:
+        """Keep the reason; log it, at most one line per kind every 2 s (with a count of
+        the lines held back): a flood of bad input is no flood of log lines."""
+        self.rejections.append(reason)
+        line = self._throttle(kind, reason)
+        if line is not None:
+            self.get_logger().warning(line)
 
     def _on_attention(self, msg: AttentionState) -> None:
+        bad = stamp_error(msg.header.stamp)
+        if bad:
+            self._reject('attention', f'rejected attention state: {bad}')
+            return
         with self._lock:
             self._attention(msg)
 
@@ -345,8 +359,7 @@ class HeadControllerNode(Node):
                 self._reflex_source = msg.header
                 act = True
             if result.reason:
-                self.get_logger().warning(result.reason, throttle_duration_sec=2.0)
-                self.rejections.append(result.reason)
+                self._reject('reflex', result.reason)
         if act:
             self._act_on_new_target()
 
@@ -369,18 +382,22 @@ class HeadControllerNode(Node):
         self._wake.set()
 
     def _on_goal(self, msg: HeadGoal) -> None:
+        bad = stamp_error(msg.header.stamp)
+        if bad:
+            self._reject('goal', f'rejected goal {msg.goal_id!r}: {bad}')
+            return
         now = self._now()
         stamp = self._core_stamp(msg.header.stamp, now)
         with self._lock:
             result = self.core.set_goal(_goal_from_msg(msg, stamp), now)
-        log = self.get_logger()
-        if not result.accepted or result.clamped:
-            log.warning(result.reason)
-            self.rejections.append(result.reason)
+        if not result.accepted:
+            self._reject('goal', result.reason)
+        elif result.clamped:
+            self._reject('clamped', result.reason)
         else:
             note = f': {result.reason}' if result.reason else ''
-            log.info(f'head goal {msg.goal_id!r} (mode {msg.mode}) from '
-                     f'{msg.requested_by or "?"}{note}')
+            self.get_logger().info(f'head goal {msg.goal_id!r} (mode {msg.mode}) from '
+                                   f'{msg.requested_by or "?"}{note}')
 
     def _on_joint_states(self, msg: JointState) -> None:
         joints = _joints_from_msg(msg)
@@ -392,8 +409,7 @@ class HeadControllerNode(Node):
             if result.accepted:
                 self.driver.feed(pan, tilt)
         if not result.accepted:
-            self.get_logger().warning(result.reason, throttle_duration_sec=2.0)
-            self.rejections.append(result.reason)
+            self._reject('joint_states', result.reason)
 
     # ---- control tick -------------------------------------------------------------------
 
@@ -472,8 +488,10 @@ class HeadControllerNode(Node):
                 self._joint_pub.publish(_joint_state_msg((cmd.pan, cmd.tilt),
                                                          self._last_velocity, stamp))
         for pain in self.core.pop_pain():
-            self.get_logger().warning(f'pain ({pain.type_name}, {pain.intensity:.2f}): '
-                                      f'{pain.message}')
+            line = self._throttle(f'pain {pain.type_name}', f'pain ({pain.type_name}, '
+                                  f'{pain.intensity:.2f}): {pain.message}')
+            if line is not None:
+                self.get_logger().warning(line)
             self._pain_pub.publish(_pain_to_msg(pain, stamp))
         for notice in self.core.pop_notices():
             self.get_logger().info(notice)

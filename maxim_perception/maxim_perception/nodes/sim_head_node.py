@@ -16,6 +16,7 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 
 from maxim_perception.qos import COMMANDS, SENSOR
 from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
+from maxim_perception.throttle import LogThrottle
 
 # joint_states: reliable, so robot_state_publisher and rviz (reliable subscribers) hear it.
 JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
@@ -107,6 +108,7 @@ class SimHeadNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__('sim_head', **kwargs)
+        self._throttle = LogThrottle(2.0)   # bad commands: a line per kind per 2 s, counted
         self.params = self._read_params()
         p = self.params
         self.sim = SimHead(width=p.width, height=p.height, fps=p.fps,
@@ -157,13 +159,16 @@ class SimHeadNode(Node):
     def _on_command(self, msg: JointState) -> None:
         command = _command_from_msg(msg)
         if command is None:
-            self.get_logger().warning(f'joint command without {" and ".join(JOINT_NAMES)} '
-                                      f'positions: names {list(msg.name)}',
-                                      throttle_duration_sec=2.0)
+            line = self._throttle('names', f'joint command without '
+                                  f'{" and ".join(JOINT_NAMES)} positions: names '
+                                  f'{list(msg.name)[:8]}')
+            if line is not None:
+                self.get_logger().warning(line)
             return
         if not all(math.isfinite(v) for v in command):
-            self.get_logger().warning(f'rejected non-finite joint command {command}',
-                                      throttle_duration_sec=2.0)
+            line = self._throttle('finite', f'rejected non-finite joint command {command}')
+            if line is not None:
+                self.get_logger().warning(line)
             return
         with self._lock:
             self._command = command

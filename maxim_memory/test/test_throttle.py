@@ -1,0 +1,40 @@
+"""LogThrottle: one line per kind of bad input per period, and the count of the rest."""
+
+import pytest
+
+from maxim_memory.throttle import LogThrottle
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_a_flood_is_one_line_then_one_line_a_period_with_the_count():
+    clock = Clock()
+    throttle = LogThrottle(2.0, clock=clock)
+    lines = [throttle('goal', f'rejected goal {i}') for i in range(2000)]
+    assert [ln for ln in lines if ln] == ['rejected goal 0']
+    assert throttle.pending() == {'goal': 1999} and throttle.suppressed_total == 1999
+    clock.t = 2.0
+    assert throttle('goal', 'rejected goal x') == \
+        'rejected goal x (1999 more like it suppressed since the last one)'
+    assert throttle.pending() == {}
+
+
+def test_kinds_are_throttled_apart():
+    clock = Clock()
+    throttle = LogThrottle(1.0, clock=clock)
+    assert throttle('a', 'one') == 'one' and throttle('b', 'two') == 'two'
+    assert throttle('a', 'three') is None
+    clock.t = 1.5
+    assert throttle('a', 'four').endswith('(1 more like it suppressed since the last one)')
+    assert throttle('b', 'five') == 'five'
+
+
+def test_the_period_must_be_positive():
+    with pytest.raises(ValueError):
+        LogThrottle(0.0)

@@ -1,0 +1,40 @@
+"""Rate-limited log lines: a flood of one kind of bad input writes one line per period, and
+the next line says how many were held back (no rclpy here; the node hands the line to its
+logger)."""
+
+import time
+from typing import Callable
+
+
+class LogThrottle:
+    """At most one line per key every `period_s`; the next one counts what was suppressed.
+
+    `throttle(key, text)` returns the line to log now, or None while the key is muted. ROS's
+    `throttle_duration_sec` mutes as well but never says how much it dropped: here a flood of
+    2,000 bad messages is one line, then one line a period saying '(N more suppressed)'.
+    """
+
+    def __init__(self, period_s: float = 2.0, clock: Callable[[], float] = time.monotonic):
+        if not period_s > 0:
+            raise ValueError(f'period_s must be > 0, not {period_s}')
+        self.period_s = period_s
+        self._clock = clock
+        self._next: dict[str, float] = {}
+        self._muted: dict[str, int] = {}
+        self.suppressed_total = 0
+
+    def __call__(self, key: str, text: str) -> str | None:
+        now = self._clock()
+        if now < self._next.get(key, -float('inf')):
+            self._muted[key] = self._muted.get(key, 0) + 1
+            self.suppressed_total += 1
+            return None
+        self._next[key] = now + self.period_s
+        muted = self._muted.pop(key, 0)
+        if muted:
+            text = f'{text} ({muted} more like it suppressed since the last one)'
+        return text
+
+    def pending(self) -> dict[str, int]:
+        """Suppressed lines not yet reported, by key."""
+        return dict(self._muted)
