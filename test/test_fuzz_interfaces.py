@@ -43,21 +43,11 @@ LIMITS = {'head_pan_joint': (-2.6, 2.6), 'head_tilt_joint': (-0.8, 0.8)}
 # transitions a manager drives: not the node's own interfaces.
 FRAMEWORK = ('rcl_interfaces/', 'type_description_interfaces/', 'lifecycle_msgs/')
 # Interfaces that still take their node down, with the defect: left out of the sweep (so the
-# node's other interfaces are still fuzzed) and pinned by an xfail(strict) test below, which
-# fails as soon as the defect is fixed so that the entry is removed. MAXIM_FUZZ_KNOWN=1 fuzzes
-# them anyway.
-KNOWN_DEFECTS = {
-    '/agent/energy_status': 'AgentNode._on_energy lets the ValueError of EnergyBudget.status '
-                            '(window_seconds < 0) escape its callback: the executor ends',
-}
+# node's other interfaces are still fuzzed) until fixed. MAXIM_FUZZ_KNOWN=1 fuzzes them anyway.
+KNOWN_DEFECTS: dict[str, str] = {}
 # Outputs known to carry a non-finite value from their input (topic, field): reported, not
-# failed, until the agent's rewrite checks them.
-KNOWN_OUTPUT_DEFECTS = {
-    ('/episodes', 'salience'): 'the agent copies the salience of a percept (NaN, inf) into its '
-                               'episode unchecked',
-    ('/episodes', 'novelty'): 'the agent copies the novelty of a percept (NaN, inf) into its '
-                              'episode unchecked',
-}
+# failed, until fixed.
+KNOWN_OUTPUT_DEFECTS: dict[tuple[str, str], str] = {}
 INCLUDE_KNOWN = os.environ.get('MAXIM_FUZZ_KNOWN', '') == '1'
 ANSWER_S = 20.0      # bound on one service answer or one goal's result
 BURST = 10
@@ -410,8 +400,7 @@ def test_no_input_on_any_interface_takes_a_node_down(tmp_path):
         rclpy.try_shutdown(context=ctx)
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_DEFECTS['/agent/energy_status'])
-def test_known_defect_a_negative_energy_window_ends_the_agent(tmp_path):
+def test_a_negative_energy_window_is_an_invalid_request_not_a_dead_agent(tmp_path):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
@@ -431,7 +420,11 @@ def test_known_defect_a_negative_energy_window_ends_the_agent(tmp_path):
         assert _wait(executor, client.service_is_ready, 10.0)
         future = client.call_async(EnergyStatus.Request(window_seconds=-1.0))
         answered = _wait(executor, future.done, 5.0)
-        assert answered and future.result().error_code != 0 and runs[0].alive
+        assert answered and future.result().error_code == EnergyStatus.Response \
+            .ERROR_INVALID_REQUEST and runs[0].alive
+        nan = client.call_async(EnergyStatus.Request(window_seconds=float('nan')))
+        assert _wait(executor, nan.done, 5.0) and nan.result().error_code != 0
+        assert runs[0].alive
     finally:
         ONLY = only
         for run in reversed(runs):

@@ -146,7 +146,7 @@ def test_panel_node_over_dds(tmp_path):
         spin.start()
         answer = []
         asking = threading.Thread(target=lambda: answer.append(
-            agent.ask('Track which?', ['red', 'blue'], 20.0)), daemon=True)
+            agent.interaction.ask('Track which?', ['red', 'blue'], 20.0)), daemon=True)
         asking.start()
         for _ in range(200):
             if sink.blocks and sink.questions and heard:

@@ -230,13 +230,23 @@ def clean_text(text: str, limit: int = 0) -> str:
     return text[:limit] if limit else text
 
 
+def unit(value) -> float:
+    """A 0..1 score from a message: NaN and infinities are 0 (no evidence), the rest
+    clamped."""
+    value = float(value)
+    return min(1.0, max(0.0, value)) if math.isfinite(value) else 0.0
+
+
 def msg_to_percept(msg):
-    """A Percept message as the agent loop's Percept."""
+    """A Percept message as the agent loop's Percept (text that a message can carry again,
+    scores within 0..1)."""
     from maxim_core.agent.loop import Percept
-    return Percept(narrative=msg.narrative or 'Nothing in particular.',
-                   percept_id=msg.percept_id, source=_SOURCES.get(msg.source, 'vision'),
-                   objects=[d.label for d in msg.objects], people=[d.label for d in msg.people],
-                   novelty=float(msg.novelty), salience=float(msg.salience))
+    return Percept(narrative=clean_text(msg.narrative) or 'Nothing in particular.',
+                   percept_id=clean_text(msg.percept_id, 200),
+                   source=_SOURCES.get(msg.source, 'vision'),
+                   objects=[clean_text(d.label, 200) for d in msg.objects],
+                   people=[clean_text(d.label, 200) for d in msg.people],
+                   novelty=unit(msg.novelty), salience=unit(msg.salience))
 
 
 def thought_to_msg(t, msg):

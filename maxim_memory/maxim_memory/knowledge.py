@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from maxim_memory.graph import CrossLayerGraph
 from maxim_memory.layers.angular_gyrus import AngularGyrus
-from maxim_memory.layers.atl import ATL
+from maxim_memory.layers.atl import ATL, normalize_name
 from maxim_memory.layers.hippocampus import episode_time, Hippocampus
 from maxim_memory.records import (CompressedMemory, Concept, EpisodicMemory, MathRecord,
                                   MemoryRecord, Provenance)
@@ -192,6 +192,8 @@ class ConceptExtractor:
         """Link one episode to the concepts it mentions; returns their ids."""
         ids = []
         for name, category in extract_terms(ep):
+            if not normalize_name(name):
+                continue            # a label of only separators ("_", " ") names nothing
             cid, _ = self.atl.find_or_create(name, category)
             concept = self.atl.get(cid)
             if not isinstance(concept, Concept):

@@ -75,3 +75,16 @@ def test_channels_can_be_chosen_and_unknown_ones_are_refused(enricher):
     assert out['values'].items and 'track_target' in out['values'].items[0].text
     with pytest.raises(ValueError, match='unknown channels'):
         enricher.enrich('a red ball', channels=['telepathy'])
+
+
+def test_an_object_label_that_names_nothing_makes_no_concept(tmp_path):
+    hub = MemoryHub(HubConfig(db_path=str(tmp_path / 'm.db'), background_extraction=False),
+                    clock=lambda: T0)
+    try:
+        ep = ball_episode(0, ok=True)
+        ep.perception.detected_objects = ['_', ' - ', 'ball']
+        hub.capture_episode(ep)
+        assert hub.extractor.run_pending() == 1 and hub.extractor.processed == 1
+        assert [c.name for c in hub.atl if c.name in ('', 'ball')] == ['ball']
+    finally:
+        hub.close(end_session=False)

@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 import json
+import math
 import os
 import queue
 import sqlite3
@@ -270,7 +271,10 @@ class Mind:
         """The introspection tools' queries: energy from the Mind itself, the rest from
         memory (None when memory is absent)."""
         if name == 'energy_status':
-            report = self.energy.status(float(fields.get('window_seconds', 0.0)))
+            try:
+                report = self.energy_status(float(fields.get('window_seconds', 0.0)))
+            except (TypeError, ValueError) as exc:
+                return {'available': True, 'error_code': 1, 'error_msg': str(exc)}
             return {'available': True, **vars(report)}
         if self.memory is None:
             return None
@@ -417,6 +421,14 @@ class Mind:
 
     def cancel(self) -> None:
         self.deliberator.cancel()
+
+    def energy_status(self, window_seconds: float = 0.0):
+        """The energy budget's report; ValueError for a window that is negative or not a
+        number."""
+        if not math.isfinite(window_seconds) or window_seconds < 0:
+            raise ValueError(f'window_seconds must be a finite number >= 0, not '
+                             f'{window_seconds}')
+        return self.energy.status(window_seconds)
 
     # -- acting ------------------------------------------------------------------------------
     def _review(self, run, context: str) -> dict:

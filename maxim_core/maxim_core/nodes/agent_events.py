@@ -1,10 +1,15 @@
-"""The agent node's event sink: what the Mind does, published on the agent's topics."""
+"""The agent node's side of the Mind's ports that publish: the event sink (what the Mind does,
+on the agent's topics) and the interaction port (questions to the person, answers back)."""
+
+import threading
+import uuid
 
 from maxim_core import conversions as conv
 from maxim_core.mind import EventSink
 from maxim_core.qos import COMMANDS, EVENTS
-from maxim_interfaces.msg import (Episode, HeadGoal, IdleEvent, IdleProvenance, PainSignal,
-                                  Thought, ToolCall, ToolResult)
+from maxim_interfaces.msg import (Episode, HeadGoal, IdleEvent, IdleProvenance,
+                                  InteractionRequest, InteractionResponse, PainSignal, Thought,
+                                  ToolCall, ToolResult)
 
 
 class AgentEvents(EventSink):
@@ -56,3 +61,38 @@ class AgentEvents(EventSink):
         self._send('thought', Thought(kind=Thought.KIND_STATUS,
                                       status=Thought.STATUS_MODEL_ERROR,
                                       status_msg=conv.clean_text(text, 500)))
+
+
+class Interaction:
+    """The Mind's `ask` port: a question on interaction/request, the answer that comes back
+    on interaction/response (the thinking panel), or None after the timeout."""
+
+    def __init__(self, node):
+        self.node = node
+        self._waiting: dict = {}          # request id -> [Event, answer]
+        self._lock = threading.Lock()
+        self._pub = node.create_publisher(InteractionRequest, 'interaction/request', EVENTS)
+        node.create_subscription(InteractionResponse, 'interaction/response', self._on_answer,
+                                 EVENTS)
+
+    def ask(self, question: str, options: list, timeout_s: float):
+        rid = uuid.uuid4().hex[:12]
+        entry = [threading.Event(), None]
+        with self._lock:
+            self._waiting[rid] = entry
+        msg = InteractionRequest(request_id=rid, prompt=conv.clean_text(question, 500),
+                                 options=[conv.clean_text(o, 100) for o in options],
+                                 timeout_s=float(timeout_s))
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self._pub.publish(msg)
+        entry[0].wait(timeout_s)
+        with self._lock:
+            self._waiting.pop(rid, None)
+        return entry[1]
+
+    def _on_answer(self, msg: InteractionResponse) -> None:
+        with self._lock:
+            entry = self._waiting.get(msg.request_id)
+        if entry is not None and not msg.timed_out:
+            entry[1] = msg.text
+            entry[0].set()

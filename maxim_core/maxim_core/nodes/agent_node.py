@@ -2,7 +2,7 @@
 into a MindConfig, messages into Mind calls and the Mind's records into messages."""
 
 from dataclasses import replace
-import threading
+import math
 import uuid
 
 import rclpy
@@ -18,13 +18,12 @@ from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.idle.tasks import TaskError, TaskNotFound
 from maxim_core.llm.backend import LLMError
 from maxim_core.mind import DEFAULT_ACTIVE, Mind, MindConfig
-from maxim_core.nodes.agent_events import AgentEvents
+from maxim_core.nodes.agent_events import AgentEvents, Interaction
 from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
 from maxim_core.nodes.params import declare_idle, declare_string_array
 from maxim_core.qos import EVENTS, SENSOR
 from maxim_interfaces.action import Deliberate
-from maxim_interfaces.msg import (Episode, InteractionRequest, InteractionResponse, PainSignal,
-                                  Percept, Thought, ToolCall)
+from maxim_interfaces.msg import Episode, PainSignal, Percept, Thought, ToolCall
 from maxim_interfaces.srv import EnergyStatus, SubmitTask
 
 
@@ -91,13 +90,10 @@ class AgentNode(Node):
         self.backend = GenerateBackend(self, 'agent', callback_group=group, timeout_s=timeout)
         self._fear = FearClient(self, config.mode, callback_group=group)
         self._head = None
-        self._answers: dict = {}          # request id -> [Event, answer]
-        self._ask_pub = self.create_publisher(InteractionRequest, 'interaction/request', EVENTS)
-        self.create_subscription(InteractionResponse, 'interaction/response', self._on_answer,
-                                 EVENTS)
+        self.interaction = Interaction(self)
         self.mind = Mind(config, model=self.backend,
                          memory=ServiceQuery(self, callback_group=group), fear=self,
-                         body=self, events=AgentEvents(self), ask=self.ask,
+                         body=self, events=AgentEvents(self), ask=self.interaction.ask,
                          robot_clock=lambda: self.get_clock().now().nanoseconds / 1e9)
         self.create_subscription(Percept, 'percepts', self._on_percept, EVENTS)
         self.create_subscription(JointState, 'joint_states', self._on_joints, SENSOR)
@@ -128,23 +124,6 @@ class AgentNode(Node):
     def send_head_goal(self, command) -> None:
         pass     # published by the event sink (one message per goal)
 
-    def ask(self, question: str, options: list, timeout_s: float):
-        """The interaction port: a question on interaction/request, the answer (or None)."""
-        rid = uuid.uuid4().hex[:12]
-        waiting = self._answers[rid] = [threading.Event(), None]
-        msg = InteractionRequest(request_id=rid, prompt=question, options=options,
-                                 timeout_s=float(timeout_s))
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self._ask_pub.publish(msg)
-        waiting[0].wait(timeout_s)
-        return self._answers.pop(rid, waiting)[1]
-
-    def _on_answer(self, msg: InteractionResponse) -> None:
-        waiting = self._answers.get(msg.request_id)
-        if waiting is not None and not msg.timed_out:
-            waiting[1] = msg.text
-            waiting[0].set()
-
     def review(self, run, context: str) -> dict:
         return self._fear(conv.run_to_call(run, ToolCall()), context, run.context)
 
@@ -154,17 +133,23 @@ class AgentNode(Node):
 
     def _on_joints(self, msg: JointState) -> None:
         pos = dict(zip(msg.name, msg.position))
-        if 'head_pan_joint' in pos and 'head_tilt_joint' in pos:
-            self._head = (float(pos['head_pan_joint']), float(pos['head_tilt_joint']))
-            self.mind.joint_state(*self._head)
+        head = (pos.get('head_pan_joint'), pos.get('head_tilt_joint'))
+        if all(isinstance(v, float) and math.isfinite(v) for v in head):
+            self._head = head              # a non-finite reading is no position
+            self.mind.joint_state(*head)
 
     def _on_pain(self, msg: PainSignal) -> None:
         self.mind.feel_pain(msg.type_name, msg.intensity, msg.source)
 
     def _on_energy(self, request, response):
-        for key, value in vars(self.mind.energy.status(request.window_seconds)).items():
-            if hasattr(response, key):
-                setattr(response, key, value)
+        try:
+            report = self.mind.energy_status(request.window_seconds)
+        except ValueError as exc:
+            response.error_code, response.error_msg = response.ERROR_INVALID_REQUEST, str(exc)
+            return response
+        for key, value in vars(report).items():
+            if hasattr(response, key):     # each as its field's type (0 is no float64)
+                setattr(response, key, type(getattr(response, key))(value))
         response.available = True
         return response
 
