@@ -32,6 +32,7 @@ from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.deliberation.enrichment import LABELS
 from maxim_core.llm.backend import ScriptedBackend
 from maxim_core.mind import HeadGoalCommand, Mind, MindConfig, SYSTEMS
+from maxim_memory.embedding import make_embedder
 from maxim_memory.enrich import channels_to_dict, MemoryEnricher
 from maxim_memory.hub import HubConfig, MemoryHub
 from maxim_memory.records import (Action, Decision, EpisodeContext, EpisodicMemory, Outcome,
@@ -81,9 +82,15 @@ def history(now: float) -> list[EpisodicMemory]:
     return out
 
 
-def build_memory(workdir: str, now: float) -> str:
+def embedder():
+    """The memory node's default: the sentence model (word hashing when its package is
+    missing, said on stderr)."""
+    return make_embedder('sentence', warn=lambda text: print(text, file=sys.stderr))
+
+
+def build_memory(workdir: str, now: float, emb) -> str:
     db = os.path.join(workdir, 'seed.db')
-    hub = MemoryHub(HubConfig(db_path=db), clock=lambda: now)
+    hub = MemoryHub(HubConfig(db_path=db), embedder=emb, clock=lambda: now)
     try:
         for e in history(now):
             hub.capture_episode(e)
@@ -165,10 +172,12 @@ def motor_history(mind: Mind) -> None:
     c.joints(0.1, 0.0)
 
 
-def run_config(off: frozenset, db: str, workdir: str, backend, now: float) -> dict:
+def run_config(off: frozenset, db: str, workdir: str, backend, now: float, emb) -> dict:
     copy = os.path.join(workdir, f'run-{"-".join(sorted(off)) or "all"}.db')
     shutil.copyfile(db, copy)
-    hub = MemoryHub(HubConfig(db_path=copy), clock=lambda: now)
+    if os.path.exists(db + '.ec.npz'):
+        shutil.copyfile(db + '.ec.npz', copy + '.ec.npz')
+    hub = MemoryHub(HubConfig(db_path=copy), embedder=emb, clock=lambda: now)
     rec = Recording(backend)
     # A generous bound on a model call: on a loaded machine a timeout would hide what the
     # prompt held; the benchmark is about content, not speed.
@@ -250,10 +259,11 @@ def main(argv=None) -> int:
             from maxim_core.llm.llama import LlamaCppBackend
             from maxim_core.llm.model import resolve_model
             backend = LlamaCppBackend(resolve_model(''), n_ctx=4096, n_threads=2)
-        db = build_memory(workdir, now)
+        emb = embedder()
+        db = build_memory(workdir, now, emb)
         t0 = time.monotonic()
-        base = run_config(frozenset(), db, workdir, backend, now)
-        results = [base] + [run_config(frozenset({name}), db, workdir, backend, now)
+        base = run_config(frozenset(), db, workdir, backend, now, emb)
+        results = [base] + [run_config(frozenset({name}), db, workdir, backend, now, emb)
                             for name in SYSTEMS]
         elapsed = time.monotonic() - t0
     finally:

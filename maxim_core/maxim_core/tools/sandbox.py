@@ -403,9 +403,11 @@ class ProcessSandbox:
         args += self._hide_args(h for h in hide_dirs
                                 if not any(h != o and _inside(h, o) for o in hide_dirs))
         args += self._hide_args(Path(p) for p in SECRET_FILES)
-        # The interpreter running us must stay usable inside even when it lives in a home.
+        # The interpreter running us must stay usable inside even when it lives in a home
+        # or under /tmp (a checkout there keeps its venv there), both hidden above.
         prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
-        bound = [p for p in sorted(prefixes) if any(_inside(p, h) for h in hide_dirs)]
+        bound = [p for p in sorted(prefixes)
+                 if any(_inside(p, h) for h in hide_dirs + [Path('/tmp')])]
         for p in bound:
             args += ['--ro-bind', str(p), str(p)]
         for p in self.read_roots:
