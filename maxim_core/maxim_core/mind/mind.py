@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 import json
+import logging
 import math
 import os
 import queue
@@ -67,6 +68,8 @@ from maxim_core.prompt.tools import tool_manifest_section
 from maxim_core.tools.catalog import build_tool_registry
 from maxim_core.tools.learned_index import LearnedToolIndex
 from maxim_core.tools.scope import ToolExecutor, ToolScope
+
+log = logging.getLogger(__name__)
 
 # The tools active by default: looking, recalling, answering (the scene scope adds more).
 DEFAULT_ACTIVE = ('move', 'track_target', 'focus_interests', 'novelty_track', 'respond',
@@ -403,7 +406,7 @@ class Mind:
         try:
             self.tool_index.save()
         except OSError as exc:
-            self.events.status(f'the learned tool index was not saved: {exc}')
+            self._status(f'the learned tool index was not saved: {exc}')
 
     def deliberate(self, percept: Percept, *, goal: str | None = None, force: bool = False,
                    on_thought=None, max_cycles: int = 0,
@@ -460,6 +463,14 @@ class Mind:
         self.counts['pains_sent'] += 1
         self.events.pain(PainReport.from_dict(signal))
 
+    def _status(self, text: str) -> None:
+        """Report a problem through the event sink; a sink that cannot send any more (its
+        node is shutting down) must not end the thread that reports."""
+        try:
+            self.events.status(text)
+        except RuntimeError as exc:
+            log.warning('%s (not reported: %s)', text, exc)
+
     # -- the inbox and the worker ------------------------------------------------------------
     def offer(self, percept: Percept, from_self: bool = False) -> bool:
         """A percept arrives; True when it was queued for a pass. Vision below
@@ -492,9 +503,9 @@ class Mind:
         try:
             return self.step(percept)
         except LLMError as exc:
-            self.events.status(f'the language model failed: {exc}')
+            self._status(f'the language model failed: {exc}')
         except (ValueError, RuntimeError) as exc:
-            self.events.status(f'this step failed: {exc}')
+            self._status(f'this step failed: {exc}')
         finally:
             with self._tick_done:
                 self.counts['percepts_pending'] -= 1
@@ -581,15 +592,15 @@ class Mind:
         self.tasks = TaskStore(os.path.expanduser(s.task_db_path), settings.tasks,
                                clock=self.robot_clock)
         if self.tasks.corruption:
-            self.events.status(f'the task store was corrupt; moved aside to '
-                               f'{self.tasks.corruption}, starting empty')
-        log = ProvenanceLog(os.path.expanduser(s.provenance_path)) if s.provenance_path \
-            else None
+            self._status(f'the task store was corrupt; moved aside to '
+                         f'{self.tasks.corruption}, starting empty')
+        provenance = ProvenanceLog(os.path.expanduser(s.provenance_path)) \
+            if s.provenance_path else None
         idle_cfg = replace(settings.idle, run_id=settings.idle.run_id or self.run_id)
         controller = IdleIntrospectionController(
             self.model, self.tasks, self._idle_retrieve, idle_cfg,
             rerank=self._idle_rerank if idle_cfg.semantic_top_k > 0 else None,
-            provenance_log=log, clock=self.robot_clock)
+            provenance_log=provenance, clock=self.robot_clock)
         self.idle = IdleRuntime(self.tasks, settings.breaker(), controller)
 
     def submit_task(self, op: str, task_id: str = '',
@@ -617,7 +628,7 @@ class Mind:
         try:
             self._idle_tick_locked(now)
         except (ValueError, RuntimeError, sqlite3.Error, OSError) as exc:
-            self.events.status(f'idle check failed: {exc}')
+            self._status(f'idle check failed: {exc}')
         with self._tick_done:
             self.idle_ticked_at = max(self.idle_ticked_at, now)
             self._tick_done.notify_all()
@@ -634,7 +645,7 @@ class Mind:
         finally:
             self._pass.release()
         if result.outcome is not None and not result.outcome.success:
-            self.events.status(f'task {result.task.goal!r} failed: {result.outcome.error}')
+            self._status(f'task {result.task.goal!r} failed: {result.outcome.error}')
         if result.cycle is not None:
             self.counts['provenance_records'] += 1
             self.events.provenance(result.cycle.provenance)
@@ -649,7 +660,7 @@ class Mind:
             try:
                 self.model.ensure_ready()     # learn the model's name for provenance
             except LLMError as exc:           # the cycle will record the failure itself
-                self.events.status(f'idle: {exc}')
+                self._status(f'idle: {exc}')
         controller.model_name = getattr(self.model, 'model', '') or controller.model_name
 
     def _run_task(self, task) -> TaskOutcome:
