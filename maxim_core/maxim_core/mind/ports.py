@@ -50,6 +50,13 @@ class BodyPort(Protocol):
     def send_head_goal(self, goal: 'HeadGoalCommand') -> None: ...
 
 
+def _known(cls, values: dict) -> dict:
+    """The entries of `values` that are fields of the dataclass `cls` (a message-shaped dict
+    may carry more)."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in values.items() if k in names}
+
+
 @dataclass(frozen=True)
 class HeadGoalCommand:
     """A head goal (maps onto maxim_interfaces/HeadGoal)."""
@@ -66,8 +73,7 @@ class HeadGoalCommand:
 
     @classmethod
     def from_dict(cls, goal: dict) -> 'HeadGoalCommand':
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in goal.items() if k in names})
+        return cls(**_known(cls, goal))
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,7 @@ class PainReport:
 
     @classmethod
     def from_dict(cls, signal: dict) -> 'PainReport':
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in signal.items() if k in names})
+        return cls(**_known(cls, signal))
 
 
 @dataclass
@@ -118,8 +123,7 @@ class EpisodeRecord:
 
     @classmethod
     def from_dict(cls, episode: dict) -> 'EpisodeRecord':
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in episode.items() if k in names})
+        return cls(**_known(cls, episode))
 
     def as_dict(self) -> dict:
         return asdict(self)
