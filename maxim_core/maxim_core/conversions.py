@@ -57,7 +57,8 @@ def goal_to_request(goal, defaults: dict, format_chat, on_token=None) -> Generat
             raise GrammarCompileError('json_schema must be a JSON object')
         params['json_schema'] = schema
     timeout = number(goal.timeout_s, goal.timeout_s > 0, defaults['timeout_s'])
-    return GenerateRequest(prompt, params, on_token, goal.request_id, goal.client, timeout)
+    return GenerateRequest(prompt, params, on_token, goal.request_id, goal.client, timeout,
+                           tuple(goal.candidates))
 
 
 def completion_to_result(completion, result, model: str, queue_wait_s: float):
@@ -78,6 +79,8 @@ def completion_to_result(completion, result, model: str, queue_wait_s: float):
     result.time_to_first_token_s = float(completion.ttft_s)
     result.total_s = float(completion.total_s)
     result.model = model
+    result.candidate_logprobs = [float(x) for x in getattr(completion, 'logprobs', ())]
+    result.candidate_tokens = [int(x) for x in getattr(completion, 'token_counts', ())]
     result.error_code = result.ERROR_CANCELLED if completion.stop_reason == STOP_CANCELLED \
         else result.ERROR_TIMEOUT if completion.stop_reason == STOP_TIMEOUT \
         else result.ERROR_NONE
@@ -259,6 +262,8 @@ def thought_to_msg(t, msg):
                        ('ready_to_act', bool(t.ready_to_act)), ('converged', bool(t.converged)),
                        ('jaccard_previous', float(t.jaccard_previous)),
                        ('action_json', clean_text(json.dumps(t.action)) if t.action else ''),
+                       ('choice_json', clean_text(json.dumps(getattr(t, 'choice', None)))
+                        if getattr(t, 'choice', None) else ''),
                        ('enrichment_s', float(t.enrichment_s)), ('llm_s', float(t.llm_s)),
                        ('cycle_s', float(t.cycle_s)), ('prompt_tokens', int(t.prompt_tokens)),
                        ('completion_tokens', int(t.completion_tokens))):

@@ -63,11 +63,14 @@ class Item:
     score: float
     why: str
     ref: str = ''                        # a record id, when the item is one
+    data: dict = field(default_factory=dict)   # numbers a reader may use (values: tool, value)
 
     def as_dict(self) -> dict[str, Any]:
         out = {'text': self.text, 'score': round(float(self.score), 3), 'why': self.why}
         if self.ref:
             out['ref'] = self.ref
+        if self.data:
+            out['data'] = dict(self.data)
         return out
 
 
@@ -270,7 +273,9 @@ class MemoryEnricher:
                               f'confidence {pred.confidence:.2f}, '
                               f'{pred.observation_count} times)',
                               abs(pred.value - 0.5) * 2 * pred.confidence,
-                              'learned from outcomes in this context'))
+                              'learned from outcomes in this context',
+                              data={'tool': tool, 'value': round(float(pred.value), 3),
+                                    'confidence': round(float(pred.confidence), 3)}))
         items.sort(key=lambda i: -i.score)
         if not items:
             return Channel(reason='no experience with these tools here')

@@ -21,12 +21,14 @@ import uuid
 
 import jsonschema
 
+from maxim_core.deliberation.choice import Chooser, Grounding, THOUGHT_GRAMMAR, is_template
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline, Enrichment
 from maxim_core.deliberation.salience import jaccard, thought_salience, THOUGHT, WorkingMemorySet
 from maxim_core.llm.backend import (BAD_REQUEST, Backend, CANCELLED, LLMError, STOP_CANCELLED,
                                     TIMEOUT)
 from maxim_core.prompt.builder import BuiltPrompt, PromptBudgetError, PromptBuilder
+from maxim_core.prompt.diary import Diary, strip_reason
 from maxim_core.prompt.tools import as_tool_spec, normalize_schema, ToolSpecError
 
 # Thought.msg KIND_* and STATUS_*.
@@ -84,10 +86,15 @@ class Thought:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     attempts: int = 0
+    choice: list = field(default_factory=list)    # candidates weighed, best first
 
     @property
     def action_json(self) -> str:
         return json.dumps(self.action, sort_keys=True) if self.action else ''
+
+    @property
+    def choice_json(self) -> str:
+        return json.dumps(self.choice, sort_keys=True) if self.choice else ''
 
 
 @dataclass
@@ -329,6 +336,10 @@ def _shorten(entry: TranscriptEntry, budget: int,
     return out
 
 
+class _CannotScore(Exception):
+    """The backend refused to score: this deliberator decides by generating instead."""
+
+
 class _Failure(Exception):
     def __init__(self, outcome: str, message: str):
         super().__init__(message)
@@ -353,9 +364,15 @@ class Deliberator:
                  energy: EnergyBudget | None = None,
                  working_memory: WorkingMemorySet | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 lookup: Callable[[str], str | None] | None = None):
+                 lookup: Callable[[str], str | None] | None = None,
+                 chooser: Chooser | None = None, name: str = 'Maxim'):
         self.backend = backend
         self.lookup = lookup
+        # With a chooser, a cycle that gets a grounding decides by choosing among grounded
+        # candidates (deliberation.choice) instead of asking the model for a JSON answer.
+        self.chooser = chooser
+        self.fallback_reason = ''
+        self.name = name
         self.count_tokens = lambda text: len(backend.tokenize(text))
         self.builder = builder or PromptBuilder(self.count_tokens)
         self.enrichment = enrichment
@@ -399,11 +416,17 @@ class Deliberator:
                    on_thought: Callable[[Thought], None] | None = None,
                    cancel: Callable[[], bool] | None = None,
                    deliberation_id: str | None = None,
-                   situation: Mapping[str, Any] | None = None) -> DeliberationResult:
+                   situation: Mapping[str, Any] | None = None,
+                   grounding: Callable[[], Grounding] | None = None,
+                   history: Sequence[Any] = ()) -> DeliberationResult:
         """Deliberate on `percept` with `tools` active (a callable is asked every cycle).
 
         `situation` (objects, people, goal, tools, context_key) goes with every enrichment
         query, so memory answers about what is in view and not only about the words.
+
+        With a chooser and `grounding` (what arguments may be made of, asked each cycle), a
+        cycle writes a thought in the diary (`history`: the robot's earlier DiaryEntries) and
+        chooses among grounded candidates; choosing to wait ends the deliberation.
 
         One deliberation at a time per Deliberator (the node runs them on one worker).
         """
@@ -434,11 +457,23 @@ class Deliberator:
                 if entries:
                     entries[-1].experience = enr.text
                 active = list(tools() if callable(tools) else tools)
-                arg_schemas = tool_arg_schemas(active)
-                schema = decision_schema(arg_schemas)
-                prompt = self._prompt(percept, goal, context, active, entries, enr, did)
-                answer, completion, attempts, llm_s = self._ask(prompt, schema, arg_schemas,
-                                                                cancelled, res)
+                choice: list = []
+                if self.chooser is not None and grounding is not None:
+                    try:
+                        answer, completion, attempts, llm_s, choice = self._choose(
+                            percept, goal, active, entries, enr, grounding, history,
+                            cancelled, res)
+                    except _CannotScore as exc:
+                        # The backend cannot score (a scripted one without a scorer, an llm
+                        # node whose backend cannot): decide by generating from now on.
+                        self.chooser = None
+                        self.fallback_reason = str(exc)
+                if self.chooser is None or grounding is None:
+                    arg_schemas = tool_arg_schemas(active)
+                    schema = decision_schema(arg_schemas)
+                    prompt = self._prompt(percept, goal, context, active, entries, enr, did)
+                    answer, completion, attempts, llm_s = self._ask(prompt, schema,
+                                                                    arg_schemas, cancelled, res)
             except _Failure as failure:
                 return self._fail(res, failure, cycle, cap, t0, on_thought, entries)
             text = answer['reasoning'].strip()
@@ -453,7 +488,8 @@ class Deliberator:
                 jaccard_previous=round(j, 4), action=answer['action'],
                 enrichment_s=t_enriched - t0, llm_s=llm_s, cycle_s=self.clock() - t0,
                 prompt_tokens=completion.prompt_tokens,
-                completion_tokens=completion.completion_tokens, attempts=attempts)
+                completion_tokens=completion.completion_tokens, attempts=attempts,
+                choice=choice)
             res.thoughts.append(thought)
             res.cycles = cycle
             res.reasoning, res.action = text, thought.action
@@ -463,6 +499,9 @@ class Deliberator:
                 on_thought(thought)
             if thought.ready_to_act:
                 res.status, res.status_msg = READY, f'ready to act at cycle {cycle}'
+                break
+            if choice and not thought.ready_to_act:
+                res.status, res.status_msg = CONVERGED, f'chose to wait at cycle {cycle}'
                 break
             if thought.converged:
                 res.status = CONVERGED
@@ -558,6 +597,90 @@ class Deliberator:
                                 f'attempt {attempt + 1}/{1 + cfg.retries})')
                 continue
             return answer, completion, attempt + 1, llm_s
+        assert last is not None
+        raise last
+
+    def _choose(self, percept, goal, active, entries, enr, grounding, history, cancelled, res):
+        """One cycle by choosing: a thought written in the diary, grounded candidates scored
+        by the model and weighed by value, free text written where the choice needs it.
+        Returns (answer, completion, attempts, llm seconds, the candidates as dicts)."""
+        cfg, chooser = self.config, self.chooser
+        g = grounding()
+        recalled, learned = [], []
+        for channel, text in enr.answers.items():
+            lines = [strip_reason(ln.strip(' -*\t')) for ln in text.splitlines()]
+            (learned if channel == 'values' else recalled).extend(ln for ln in lines if ln)
+        g.recalled = list(g.recalled) + recalled
+        diary = Diary(name=self.name, percept=percept, goal=goal, heard=g.heard,
+                      remembered=recalled, learned=learned, history=list(history),
+                      thoughts=[e.thought for e in entries])
+        last: _Failure | None = None
+        llm_s = 0.0
+        for attempt in range(1 + cfg.retries):
+            if cancelled():
+                raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
+            t0 = self.clock()
+            seed = cfg.seed + attempt if cfg.seed >= 0 else -1
+            try:
+                try:
+                    cands = chooser.candidates(active, g)
+                except LLMError as exc:
+                    if exc.code == BAD_REQUEST:
+                        raise _CannotScore(exc.message) from exc
+                    raise
+                done = self.backend.complete(
+                    diary.think_prompt(), max_tokens=chooser.config.thought_max_tokens,
+                    temperature=chooser.config.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
+                    repeat_penalty=cfg.repeat_penalty, seed=seed, stop=['\n'],
+                    grammar=THOUGHT_GRAMMAR)
+                thought = ' '.join(done.text.split())
+                if not thought or is_template(thought):
+                    raise ValueError(f'the thought is empty or template text: {thought!r}')
+                if cancelled():
+                    raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
+                best, ranked, prompt_tokens = chooser.decide(cands, g,
+                                                             diary.decide_prompt(thought))
+                for c in ranked:
+                    if c.free_param == 'thought':
+                        c.args = {**c.args, 'thought': thought}
+                if best is not None and best.free_param and best.free_param != 'thought':
+                    text = chooser.write(diary, thought, seed)
+                    if text:
+                        best.args = {**best.args, best.free_param: text}
+                    else:                # nothing worth saying: the next choice that needs none
+                        best = next((c for c in ranked if not c.free_param
+                                     or c.free_param == 'thought'), None)
+                        best = best if best is not None and best.tool is not None else None
+            except LLMError as exc:
+                spent = self.clock() - t0
+                llm_s += spent
+                res.inference_s += spent
+                if exc.code == CANCELLED:
+                    raise _Failure(OUT_CANCELLED, exc.message) from exc
+                if exc.code == BAD_REQUEST:
+                    raise _Failure(OUT_MODEL_ERROR, str(exc)) from exc
+                outcome = OUT_TIMEOUT if exc.code == TIMEOUT else OUT_MODEL_ERROR
+                last = _Failure(outcome, f'{exc} (attempt {attempt + 1}/{1 + cfg.retries})')
+                continue
+            except ValueError as exc:
+                spent = self.clock() - t0
+                llm_s += spent
+                res.inference_s += spent
+                last = _Failure(OUT_UNPARSABLE, f'{exc} (attempt {attempt + 1}/'
+                                f'{1 + cfg.retries})')
+                continue
+            spent = self.clock() - t0
+            llm_s += spent
+            tokens = int(done.prompt_tokens) + prompt_tokens
+            self.energy.record(tokens, int(done.completion_tokens), spent)
+            res.prompt_tokens += tokens
+            res.completion_tokens += int(done.completion_tokens)
+            res.inference_s += spent
+            action = {'tool': best.tool, 'args': dict(best.args)} if best is not None else None
+            answer = {'reasoning': thought, 'ready_to_act': action is not None,
+                      'action': action}
+            done.prompt_tokens = tokens
+            return answer, done, attempt + 1, llm_s, [c.as_dict() for c in ranked[:8]]
         assert last is not None
         raise last
 

@@ -6,7 +6,7 @@ in-process and in tests it is a `LlamaCppBackend` on the embedded GGUF or a `Scr
 Failures are typed (`LLMError.code`) so every caller can map them to a named outcome.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import threading
 import time
 from typing import Callable, Protocol, Sequence
@@ -55,6 +55,10 @@ class Completion:
     stop_reason: str = STOP_EOS
     ttft_s: float = 0.0        # time to first token
     total_s: float = 0.0
+    # A scoring call (Backend.score) fills these instead of `text`: per continuation, the
+    # sum of its tokens' log-probabilities after the prompt, and how many tokens it has.
+    logprobs: list = field(default_factory=list)
+    token_counts: list = field(default_factory=list)
 
 
 # on_token receives each text piece as it is generated; returning False cancels the call.
@@ -76,6 +80,11 @@ class Backend(Protocol):
                  on_token: TokenCallback | None = None) -> Completion:
         """Complete `prompt`; raise LLMError on failure."""
 
+    def score(self, prompt: str, continuations: Sequence[str]) -> Completion:
+        """How likely each continuation is after `prompt`: `Completion.logprobs[i]` is the sum
+        of the log-probabilities of continuation i's tokens, `token_counts[i]` their number.
+        Optional: a backend that cannot score raises LLMError(BAD_REQUEST)."""
+
 
 class ScriptedBackend:
     """A backend that answers from a script: deterministic logic tests only.
@@ -91,8 +100,12 @@ class ScriptedBackend:
     model_name = 'scripted'
 
     def __init__(self, script, n_ctx: int = 4096,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 scorer: Callable[[str, str], float] | None = None):
         self.script = script
+        # scorer(prompt, continuation) -> log-probability: lets deterministic tests drive the
+        # chooser (Backend.score); without one this backend cannot score.
+        self.scorer = scorer
         self.n_ctx = n_ctx
         self.clock = clock
         self.prompts: list[str] = []
@@ -150,6 +163,17 @@ class ScriptedBackend:
                 text, reason = text[:text.index(s)], STOP_EOS
         return Completion(text, len(self.tokenize(prompt)), len(text.split()), reason, 0.0,
                           self.clock() - t0)
+
+    def score(self, prompt: str, continuations: Sequence[str]) -> Completion:
+        """Scores from `scorer`; LLMError(BAD_REQUEST) without one."""
+        if self.scorer is None:
+            raise LLMError(BAD_REQUEST, 'this scripted backend has no scorer: it cannot score')
+        t0 = self.clock()
+        with self._lock:
+            self.calls.append({'score': list(continuations)})
+        logprobs = [float(self.scorer(prompt, c)) for c in continuations]
+        return Completion('', len(self.tokenize(prompt)), 0, STOP_EOS, 0.0, self.clock() - t0,
+                          logprobs, [max(1, len(c.split())) for c in continuations])
 
 
 def load_script(path: str) -> list:

@@ -25,11 +25,17 @@ import numpy as np
 
 from maxim_core.llm.backend import (BAD_REQUEST, Completion, GrammarCompileError, LLMError,
                                     MODEL_ERROR, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
-                                    STOP_TIMEOUT, TokenCallback, UNAVAILABLE)
+                                    STOP_TIMEOUT, TIMEOUT, TokenCallback, UNAVAILABLE)
 
 _GRAMMAR_CACHE_SIZE = 16
 _TOKEN_DTYPE = np.dtype([('id', np.int32), ('logit', np.float32), ('p', np.float32)],
                         align=True)
+
+
+def _logprob(logits: np.ndarray, token: int) -> float:
+    """log softmax(logits)[token], without materialising the whole distribution."""
+    top = float(logits.max())
+    return float(logits[token]) - top - float(np.log(np.exp(logits - top).sum(dtype=np.float64)))
 
 
 @dataclass
@@ -330,7 +336,67 @@ class LlamaCppBackend:
         if on_token is not None and reason in (STOP_EOS, STOP_LENGTH) and len(text) > emitted:
             on_token(text[emitted:])
         return LlamaCompletion(text, len(tokens), n_out, reason, ttft, self.clock() - t0,
-                               cached, stop_sequence)
+                               cached_tokens=cached, stop_sequence=stop_sequence)
+
+    # -- scoring -----------------------------------------------------------------------------
+    def score(self, prompt: str, continuations: Sequence[str],
+              deadline: float | None = None) -> LlamaCompletion:
+        """Log-probability of each continuation after `prompt` (see Backend.score).
+
+        The prompt is evaluated once (reusing the KV cache like `complete`); each continuation
+        then costs only its own tokens, in one batch whose every position keeps its logits, and
+        is removed from the cache again, so the next call still finds the prompt there.
+        Continuations are tokenized on their own: start them with a space.
+        """
+        if not continuations:
+            raise LLMError(BAD_REQUEST, 'nothing to score: no continuations')
+        if len(continuations) > 256:
+            raise LLMError(BAD_REQUEST, f'{len(continuations)} continuations; at most 256')
+        with self._lock:
+            if self.llm is None:
+                raise LLMError(UNAVAILABLE, 'the model is closed')
+            t0 = self.clock()
+            tokens = self.tokenize(prompt, add_bos=True)
+            conts = [self.tokenize(c) for c in continuations]
+            longest = max(len(c) for c in conts)
+            if len(tokens) + longest >= self.n_ctx or longest > self.llm.n_batch:
+                raise LLMError(BAD_REQUEST, f'prompt ({len(tokens)} tokens) and the longest '
+                               f'continuation ({longest}) do not fit the context or a batch')
+            llm, n = self.llm, len(tokens)
+            try:
+                cached = self._load_prompt(tokens)
+                first = np.ctypeslib.as_array(
+                    llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1),
+                    shape=(self._n_vocab,)).copy()
+                logprobs, counts = [], []
+                for cont in conts:
+                    if deadline is not None and self.clock() >= deadline:
+                        raise LLMError(TIMEOUT, f'scored {len(logprobs)} of '
+                                       f'{len(conts)} continuations before the deadline')
+                    counts.append(len(cont))
+                    if not cont:
+                        logprobs.append(0.0)
+                        continue
+                    total = _logprob(first, cont[0])
+                    if len(cont) > 1:
+                        llm._ctx.kv_cache_seq_rm(-1, n, -1)
+                        llm._batch.set_batch(cont[:-1], n_past=n, logits_all=True)
+                        llm._ctx.decode(llm._batch)
+                        rows = np.ctypeslib.as_array(
+                            llama_cpp.llama_get_logits(llm._ctx.ctx),
+                            shape=(len(cont) - 1, self._n_vocab))
+                        for i in range(len(cont) - 1):
+                            total += _logprob(rows[i], cont[i + 1])
+                    logprobs.append(total)
+            except (RuntimeError, OSError) as exc:
+                llm.reset()
+                raise LLMError(MODEL_ERROR, f'llama.cpp failed while scoring: {exc}') from exc
+            finally:
+                if llm.n_tokens >= n:           # leave the prompt, and only it, cached
+                    llm._ctx.kv_cache_seq_rm(-1, n, -1)
+                    llm.n_tokens = n
+            return LlamaCompletion('', n, 0, STOP_EOS, 0.0, self.clock() - t0,
+                                   logprobs, counts, cached_tokens=cached)
 
     def close(self) -> None:
         """Free the model and the compiled grammars (waits for a running inference)."""

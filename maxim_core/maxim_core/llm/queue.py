@@ -39,6 +39,7 @@ class GenerateRequest:
     request_id: str = ''
     client: str = ''
     timeout_s: float = 0.0        # queue wait + inference; 0 = no bound beyond the wait
+    candidates: tuple = ()        # when given: score these continuations (Backend.score)
 
 
 class RequestHandle:
@@ -231,7 +232,11 @@ class RequestQueue:
             return None
 
         try:
-            result = self.backend.complete(request.prompt, on_token=on_token, **request.params)
+            if request.candidates:
+                result = self.backend.score(request.prompt, list(request.candidates))
+            else:
+                result = self.backend.complete(request.prompt, on_token=on_token,
+                                               **request.params)
         except LLMError as exc:
             handle._finish(None, exc)
             return

@@ -32,7 +32,7 @@ What each seed system changes, on this path:
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import deque, OrderedDict
 from dataclasses import dataclass, field, replace
 import json
 import logging
@@ -49,6 +49,8 @@ from maxim_core.agent.loop import (AgentLoop, context_key, Decision, LoopConfig,
                                    Percept)
 from maxim_core.agent.verify import WorldVerifier
 from maxim_core.conversions import recall_to_events
+from maxim_core.deliberation.choice import (ChoiceConfig, Chooser, Grounding, phrase_of,
+                                            RecentAct, result_words)
 from maxim_core.deliberation.cycles import DeliberationConfig, DeliberationResult, Deliberator
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline, EnrichQuery
@@ -64,6 +66,7 @@ from maxim_core.llm.grammar import deliberation_grammar
 from maxim_core.mind.cerebellum import Cerebellum
 from maxim_core.mind.ports import (EpisodeRecord, EventSink, HeadGoalCommand, PainReport)
 from maxim_core.prompt.builder import identity_section, PromptBuilder, RESPONSE_FORMAT
+from maxim_core.prompt.diary import DiaryEntry
 from maxim_core.prompt.tools import tool_manifest_section
 from maxim_core.tools.catalog import build_tool_registry
 from maxim_core.tools.learned_index import LearnedToolIndex
@@ -91,6 +94,9 @@ SYSTEMS = {
 }
 _CHANNEL_SYSTEM = {'episodes': 'hippocampus', 'similar': 'ec', 'concepts': 'concepts',
                    'knowledge': 'concepts', 'predictions': 'patterns', 'rhythms': 'scn'}
+
+# Percept sources that are someone's words (the panel, a console): arguments may quote them.
+HEARD_SOURCES = ('user', 'cli')
 
 # A task's turn is routine: its episode is not, by itself, news for idle introspection's
 # storage gate; it is always thought about (force).
@@ -126,8 +132,15 @@ class MindConfig:
     loop_mode: str = ''                    # the episodes' mode ('' = mode)
     idle: IdleSettings | None = None
     systems_off: frozenset = frozenset()
+    # How a cycle decides: 'choose' among grounded candidates scored by the model (SayCan),
+    # 'generate' a JSON answer under a grammar, or 'auto': choose when the model can score.
+    decision: str = 'auto'
+    choice: ChoiceConfig = ChoiceConfig()
 
     def __post_init__(self):
+        if self.decision not in ('auto', 'choose', 'generate'):
+            raise ValueError(f'decision must be auto, choose or generate, not '
+                             f'{self.decision!r}')
         unknown = set(self.systems_off) - set(SYSTEMS)
         if unknown:
             raise ValueError(f'unknown systems {sorted(unknown)}; known: {sorted(SYSTEMS)}')
@@ -157,9 +170,13 @@ class Mind:
                  tool_filter: Callable[[Any], bool] | None = None,
                  context_hint: Callable[[], str] | None = None,
                  should_cancel: Callable[[], bool] | None = None,
+                 entities: Callable[[], list] | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  robot_clock: Callable[[], float] = time.time):
         self.config = config
+        # entities() -> names of the things the world around names (a scene's entities):
+        # arguments may be made of them.
+        self.entities = entities
         self.model, self.memory, self.fear, self.body = model, memory, fear, body
         self.events = events or EventSink()
         self.clock, self.robot_clock = clock, robot_clock
@@ -201,11 +218,20 @@ class Mind:
             providers['motor'] = self.cerebellum.provider
         self.enrichment = BioEnrichmentPipeline(providers, budget_s=config.enrichment_budget_s,
                                                 clock=clock)
+        chooser = None
+        if config.decision != 'generate' and callable(getattr(model, 'score', None)):
+            chooser = Chooser(model, config.choice, tool_prior=self._tool_prior)
+        self._priors: dict[str, float] = {}
+        self._values: dict[str, float] = {}
+        self._history: deque = deque(maxlen=6)
+        self._pains: deque = deque(maxlen=20)
+        self._last_act: tuple | None = None
+        self._acts_since_news = 0
         self.deliberator = Deliberator(
             model, builder=builder, energy=self.energy, enrichment=self.enrichment,
             config=config.deliberation,
             grammar_for=deliberation_grammar if config.use_grammar else None,
-            lookup=self.registry.lookup, clock=clock)
+            lookup=self.registry.lookup, clock=clock, chooser=chooser, name=config.name)
         self.gate = ThoughtGate()
         self._tick = 0
         self._starts: dict[str, Any] = {}
@@ -308,7 +334,9 @@ class Mind:
                 for name, ch in channels.items()}
 
     def _learned_values(self, percept: Percept, goal: str, key: str) -> list[str]:
-        """The NAc's values of the active tools in this context (the causal notes)."""
+        """The NAc's values of the active tools in this context (the causal notes; the
+        numbers are kept for the choice)."""
+        self._values = {}
         if self.memory is None or not self.config.on('nac'):
             return []
         answer = self.query('enrich', {
@@ -319,7 +347,13 @@ class Mind:
         if not answer or not answer.get('available') or answer.get('error_code'):
             return []
         channel = json.loads(answer.get('result_json') or '{}').get('channels', {})
-        return [i['text'] for i in channel.get('values', {}).get('items', [])]
+        items = channel.get('values', {}).get('items', [])
+        self._values = {}
+        for item in items:
+            data = item.get('data') or {}
+            if isinstance(data.get('tool'), str) and isinstance(data.get('value'), (int, float)):
+                self._values[data['tool']] = float(data['value'])
+        return [i['text'] for i in items]
 
     # -- thinking ----------------------------------------------------------------------------
     def _think(self, percept: Percept, context: str, *, force: bool = False,
@@ -350,13 +384,41 @@ class Mind:
             situation = {'objects': percept.objects, 'people': percept.people, 'goal': goal,
                          'tools': [t.name for t in tools],
                          'context_key': context_key(percept, goal)}
+            if self.config.on('tool_index'):
+                scores = self.tool_index.score(self._index_goal)
+                top = max(scores.values(), default=0.0)
+                self._priors = {k: 0.5 * v / top for k, v in scores.items()} if top > 0 else {}
             result = self.deliberator.deliberate(
                 percept.narrative, self.tools_now, goal=goal, context=context,
                 max_cycles=max_cycles, on_thought=publish, situation=situation,
-                cancel=self.should_cancel)
+                cancel=self.should_cancel,
+                grounding=lambda: self._grounding(percept, goal),
+                history=list(self._history))
         self.last_result = result
         return Decision(result.status, result.reasoning, result.action, result.cycles,
                         result.confidence, result.deliberation_id)
+
+    def _tool_prior(self, tool: str) -> float:
+        """The learned tool index's match of a tool to this percept and goal (0..0.5)."""
+        return self._priors.get(tool, 0.0)
+
+    def _grounding(self, percept: Percept, goal: str) -> Grounding:
+        """What this pass's arguments may be made of, and what the choice weighs."""
+        text = percept.narrative
+        entities = []
+        if self.entities is not None:
+            entities = [str(e) for e in self.entities()]
+        recent = [RecentAct(r.tool, dict(r.args), bool(r.success),
+                            (result_words(r.output) if r.success
+                             else r.error_msg or r.blocked_reason)[:200],
+                            bool(r.blocked)) for r in self.loop.recent]
+        return Grounding(
+            percept=text, goal=goal, heard=text if percept.source in HEARD_SOURCES else '',
+            objects=list(percept.objects), people=list(percept.people), entities=entities,
+            values=dict(self._values) if self.config.on('nac') else {}, recent=recent,
+            pains=list(self._pains), acts_since_news=self._acts_since_news,
+            someone_there=bool(percept.people) or percept.source in HEARD_SOURCES
+            or '?' in text or '"' in text)
 
     def step(self, percept: Percept, *, goal: str | None = None, force: bool = False,
              on_thought=None, max_cycles: int = 0, timeout_s: float | None = None
@@ -375,12 +437,32 @@ class Mind:
         self.loop.causal_notes = self._learned_values(percept, goal, context_key(percept, goal))
         self._surfaced = []
         self.last_result = None
+        if percept.source != 'tool_result':
+            self._acts_since_news = 0       # news from the world: acting is fresh again
         result = self.loop.step(percept, goal=goal, think_options={
             'force': force, 'on_thought': on_thought, 'max_cycles': max_cycles, 'goal': goal})
         delib = self.last_result
+        self._remember_pass(result, delib)
         if result.decision.status != 'gated':
             self._learn(result, goal, percept)
         return StepResult(result, delib, list(self._surfaced))
+
+    def _remember_pass(self, result: LoopResult, delib: DeliberationResult | None) -> None:
+        """The diary's history: what was thought, done and what came of it."""
+        run = result.run
+        if run is not None:
+            self._acts_since_news += 1
+            self._last_act = (run.tool, dict(run.args), self.robot_clock())
+        thought = delib.reasoning if delib is not None and not delib.failed else ''
+        if not thought and run is None:
+            return
+        action = outcome = ''
+        if run is not None:
+            action = phrase_of(run.tool, run.args)
+            outcome = ('blocked' if run.blocked else
+                       result_words(run.output) or 'done' if run.success else
+                       f'failed, {run.error_msg or "no reason given"}')
+        self._history.append(DiaryEntry(thought, action, outcome[:200]))
 
     def _learn(self, result: LoopResult, goal: str, percept: Percept) -> None:
         """The gate's threshold and the tool index learn from how the pass went."""
@@ -566,6 +648,10 @@ class Mind:
                 self._body_at(now).record_pain(now, intensity)
         self.cerebellum.pain(type_name, intensity, source)
         self.counts['pains_received'] += 1
+        if self._last_act is not None and intensity > 0:
+            tool, args, at = self._last_act
+            if now <= 0 or at <= 0 or now - at <= 10.0:
+                self._pains.append((tool, args, intensity))   # what hurt: the last act
 
     def _body_at(self, now: float) -> Body:
         with self._body_lock:

@@ -123,16 +123,24 @@ class GenerateBackend:
                  top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
                  seed: int = -1, stop=(), json_schema: dict | None = None,
                  grammar: str | None = None, on_token=None) -> Completion:
-        t0 = time.monotonic()
-        if not self._action.wait_for_server(timeout_sec=self.server_wait_s):
-            raise LLMError(UNAVAILABLE, 'the llm/generate action server is not available')
-        goal = Generate.Goal(
-            request_id=f'{self.client_name}-{int(t0 * 1e6)}', client=self.client_name,
+        return self._call(Generate.Goal(
             prompt=prompt, grammar=grammar or '',
             json_schema=json.dumps(json_schema) if json_schema else '',
             max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p),
             top_k=int(top_k), repeat_penalty=float(repeat_penalty), seed=int(seed),
-            stop=list(stop), timeout_s=float(self.timeout_s))
+            stop=list(stop)), on_token)
+
+    def score(self, prompt: str, continuations) -> Completion:
+        """Backend.score through the llm node (a goal with `candidates`)."""
+        return self._call(Generate.Goal(prompt=prompt, candidates=list(continuations)), None)
+
+    def _call(self, goal, on_token) -> Completion:
+        t0 = time.monotonic()
+        if not self._action.wait_for_server(timeout_sec=self.server_wait_s):
+            raise LLMError(UNAVAILABLE, 'the llm/generate action server is not available')
+        goal.request_id = f'{self.client_name}-{int(t0 * 1e6)}'
+        goal.client = self.client_name
+        goal.timeout_s = float(self.timeout_s)
         cancel = threading.Event()
 
         def feedback(msg):
@@ -168,7 +176,9 @@ class GenerateBackend:
                            result.error_msg or 'generation failed')
         return Completion(result.text, result.prompt_tokens, result.completion_tokens,
                           _STOP.get(result.stop_reason, STOP_EOS),
-                          result.time_to_first_token_s, result.total_s)
+                          result.time_to_first_token_s, result.total_s,
+                          [float(x) for x in result.candidate_logprobs],
+                          [int(x) for x in result.candidate_tokens])
 
 
 # Introspection queries: tool name -> (service name, type). energy_status is the agent's own.

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Mapping
 import uuid
 
 from maxim_core.agent.loop import FAILED_STATUSES, Percept, ToolRun
+from maxim_core.deliberation.choice import result_words
 from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.fear import FearAgent, FearConfig
@@ -262,6 +263,7 @@ class SimulationBridge:
             fear=self, events=_BridgeEvents(self),
             registry=self.registry, scope=self.scope, tool_filter=self._in_scope,
             context_hint=self.scene_hint,
+            entities=lambda: list(self.scene.entities),
             should_cancel=lambda: self.clock() >= self._deadline, clock=clock,
             robot_clock=clock)
         self.loop = self.mind.loop
@@ -397,7 +399,7 @@ class SimulationBridge:
             text = (f'Your action {record.tool} was blocked ({record.blocked_reason}). A '
                     'blocked action is final: do something else or nothing.')
         elif record.success:
-            text = f'Result of your {record.tool}: {record.output[:600]}'
+            text = f'Result of your {record.tool}: {result_words(record.output, 600)}'
         else:
             text = f'Your {record.tool} failed: {record.error_msg[:300]}'
         return Percept(text, uuid.uuid4().hex[:12], 'tool_result')

@@ -105,6 +105,17 @@ class MoveTool(_HeadTool):
         'required': ['pan', 'tilt'],
     }
 
+    # The moves the body offers when deciding by choosing: a glance each way, by an offset
+    # (radians) from where the head is, in the words the diary uses for them.
+    GLANCE_RAD = 0.4
+
+    def proposals(self, grounding=None) -> list[tuple[dict, str]]:
+        step = self.GLANCE_RAD
+        return [({'pan': step, 'tilt': 0.0, 'relative': True}, 'look left'),
+                ({'pan': -step, 'tilt': 0.0, 'relative': True}, 'look right'),
+                ({'pan': 0.0, 'tilt': -step, 'relative': True}, 'look up'),
+                ({'pan': 0.0, 'tilt': step, 'relative': True}, 'look down')]
+
     def execute(self, pan: float, tilt: float, relative: bool = False, speed: float = 0.0,
                 duration_s: float = 0.0) -> ToolOutcome:
         pan, tilt = _number(self.name, 'pan', pan), _number(self.name, 'tilt', tilt)

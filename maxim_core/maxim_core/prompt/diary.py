@@ -1,0 +1,131 @@
+"""The diary prompt: completion-style text a base model continues (seed 003, seed 000).
+
+A small base model does not follow instructions; it continues patterns. So the deciding
+prompt holds no instruction prose and no example answer that could be copied into a thought
+or an argument. It is the robot's own diary: what it remembered (recalled episodes as prior
+lines), what it learned works here, what it recently thought and did and what came of it,
+its goal, what it perceives now, and an open line "I think:" that the model continues with
+the next thought. After the thought, the open line "So I" is where candidate actions are
+scored (maxim_core.deliberation.choice).
+
+Every fixed piece of text the diary adds is a short label listed in `FIXED_TEXT` (none is
+eight words long), so the copy measure has one place to look and a copied label is never a
+sentence of instructions.
+"""
+
+from dataclasses import dataclass, field
+import re
+from typing import Sequence
+
+THINK_CUE = 'I think:'
+DECIDE_CUE = 'So I'
+SAY_CUE = 'I say: "'
+LABELS = {
+    'title': 'Diary of {name}.',
+    'remembered': 'I remember:',
+    'learned': 'I learned:',
+    'earlier': 'Earlier I thought:',
+    'did': 'I did:',
+    'result': 'Result:',
+    'goal': 'My goal:',
+    'heard': 'I hear:',
+    'see': 'Now I notice:',
+    'think': THINK_CUE,
+    'decide': DECIDE_CUE,
+    'say': SAY_CUE,
+}
+# The prompt's fixed text (labels with the name left out): what the copy measure compares
+# thoughts and arguments against.
+FIXED_TEXT = tuple(v.replace('{name}', '').strip() for v in LABELS.values())
+
+_WHY = re.compile(r'\s*\[[^\]]*\]\s*$')
+
+
+def strip_reason(line: str) -> str:
+    """An enrichment line without its trailing "[why it matched]"."""
+    return _WHY.sub('', line).strip()
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    text = ' '.join(str(text).split())
+    return text if len(text) <= limit else text[:limit].rsplit(' ', 1)[0] + ' ...'
+
+
+@dataclass
+class DiaryEntry:
+    """One earlier step of the robot: a thought, and the action taken with its result."""
+
+    thought: str = ''
+    action: str = ''       # 'say "hello"', 'track target red ball'
+    result: str = ''
+
+
+@dataclass
+class Diary:
+    """What the diary prompt is made of (all of it from the robot's own experience)."""
+
+    name: str = 'Maxim'
+    percept: str = ''
+    goal: str = ''
+    heard: str = ''                         # what a person said, when one did
+    remembered: Sequence[str] = ()          # recalled lines (episodes, concepts, predictions)
+    learned: Sequence[str] = ()             # what works here (values)
+    history: Sequence[DiaryEntry] = ()      # oldest first
+    thoughts: Sequence[str] = ()            # this deliberation's earlier thoughts
+    limits: dict = field(default_factory=lambda: {
+        'remembered': 6, 'learned': 3, 'history': 4})
+
+    def head(self) -> str:
+        """Everything before the open thought line."""
+        lines = [LABELS['title'].format(name=self.name), '']
+        seen = set()
+        for text in list(self.remembered)[:self.limits['remembered']]:
+            text = one_line(strip_reason(text), 240)
+            if text and text.lower() not in seen:
+                seen.add(text.lower())
+                lines.append(f'{LABELS["remembered"]} {text}')
+        for text in list(self.learned)[:self.limits['learned']]:
+            lines.append(f'{LABELS["learned"]} {one_line(strip_reason(text), 160)}')
+        for entry in list(self.history)[-self.limits['history']:]:
+            if entry.thought:
+                lines.append(f'{LABELS["earlier"]} {one_line(entry.thought, 200)}')
+            if entry.action:
+                did = f'{LABELS["did"]} {one_line(entry.action, 160)}.'
+                if entry.result:
+                    did += f' {LABELS["result"]} {one_line(entry.result, 200)}'
+                lines.append(did)
+        if self.goal:
+            lines.append(f'{LABELS["goal"]} {one_line(self.goal, 200)}')
+        if self.heard:
+            lines.append(f'{LABELS["heard"]} "{one_line(self.heard, 300)}"')
+        lines.append(f'{LABELS["see"]} {one_line(self.percept, 600)}')
+        for text in self.thoughts:
+            lines.append(f'{THINK_CUE} {one_line(text, 240)}')
+        return '\n'.join(lines)
+
+    def think_prompt(self) -> str:
+        """The head and the open thought line: the model writes the next thought."""
+        return f'{self.head()}\n{THINK_CUE}'
+
+    def decide_prompt(self, thought: str) -> str:
+        """The head, the thought, and the open decision line where actions are scored."""
+        return f'{self.head()}\n{THINK_CUE} {one_line(thought, 240)}\n{DECIDE_CUE}'
+
+    def say_prompt(self, thought: str) -> str:
+        """The head, the thought and an open quote: what the robot would say."""
+        return f'{self.head()}\n{THINK_CUE} {one_line(thought, 240)}\n{SAY_CUE}'
+
+
+def copied_run(text: str, fixed: Sequence[str], n: int = 8) -> str:
+    """The first run of `n` consecutive words of `text` found in any of `fixed`, or ''."""
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    if len(words) < n:
+        return ''
+    grams = set()
+    for source in fixed:
+        w = re.findall(r"[a-z0-9']+", source.lower())
+        grams.update(tuple(w[i:i + n]) for i in range(len(w) - n + 1))
+    for i in range(len(words) - n + 1):
+        if tuple(words[i:i + n]) in grams:
+            return ' '.join(words[i:i + n])
+    return ''

@@ -1,0 +1,267 @@
+"""Deciding by choosing: grounded candidates, the weighing, the diary, and the Mind on that
+path (a scripted scorer stands in for the model's likelihoods; the real model's own test is
+test_choice_real_model.py)."""
+
+import json
+
+from maxim_core.agent.loop import Percept
+from maxim_core.deliberation.choice import (CandidateBuilder, ChoiceConfig, Chooser,
+                                            command_spans, Grounding, is_template, RecentAct,
+                                            WAIT)
+from maxim_core.deliberation.cycles import DeliberationConfig
+from maxim_core.llm.backend import LLMError, ScriptedBackend
+from maxim_core.mind import EventSink, Mind, MindConfig
+from maxim_core.prompt.diary import copied_run, Diary, DiaryEntry, FIXED_TEXT
+from maxim_core.prompt.tools import ToolSpec
+
+TRACK = ToolSpec('track_target', 'Follow a target.', {
+    'type': 'object', 'properties': {'target_label': {'type': 'string', 'maxLength': 64},
+                                     'duration_s': {'type': 'number'}}})
+SAY = ToolSpec('say', 'Say something.', {
+    'type': 'object', 'properties': {'text': {'type': 'string'}}, 'required': ['text']})
+THINK = ToolSpec('think', 'Think.', {
+    'type': 'object', 'properties': {'thought': {'type': 'string'}}, 'required': ['thought']})
+SNEAK = ToolSpec('sneak_past_guard', 'Sneak past the guard.', {'type': 'object'})
+BASH = ToolSpec('bash', 'Run a shell command.', {
+    'type': 'object', 'properties': {'command': {'type': 'string'}}, 'required': ['command']})
+MOVE = ToolSpec('move', 'Turn the head.', {
+    'type': 'object', 'properties': {'pan': {'type': 'number'}, 'tilt': {'type': 'number'}},
+    'required': ['pan', 'tilt']})
+
+
+def keyed_scorer(weights):
+    """log p(continuation | prompt): the weight of the first key the continuation holds,
+    when the prompt is the decision line; -5 otherwise (the neutral line scores all alike)."""
+    def score(prompt, cont):
+        if not prompt.endswith('So I') or prompt == 'So I':
+            return -5.0
+        for key, w in weights.items():
+            if key in cont:
+                return w
+        return -8.0
+    return score
+
+
+def test_arguments_come_only_from_what_is_perceived_remembered_or_said():
+    g = Grounding(percept='A red ball and a green cup are on the table.',
+                  objects=['red ball', 'green cup'],
+                  recalled=['The caretaker said the password is swordfish.'],
+                  heard='Please run rm -rf /tmp/cache --force now', someone_there=True)
+    # The model's surprise at a word alone ranks what memory adds: the rare word first.
+    rare = {' swordfish': -14.0, ' caretaker': -11.0, ' password': -9.0}
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: rare.get(c, -4.0)))
+    cands = chooser.candidates([TRACK, SAY, THINK, SNEAK, BASH, MOVE], g)
+    assert g.salient[:2] == ('swordfish', 'caretaker')
+    by_tool = {}
+    for c in cands:
+        by_tool.setdefault(c.tool, []).append(c)
+    labels = [c.args['target_label'] for c in by_tool['track_target']]
+    assert labels[:2] == ['red ball', 'green cup']                  # in view first
+    assert labels[2] == 'swordfish'                                # then what memory adds
+    assert by_tool['bash'][0].args == {'command': 'rm -rf /tmp/cache --force'}
+    # speech: the model writes it (free_param), or a word memory adds to the moment
+    assert {c.free_param for c in by_tool['say']} == {'text', ''}
+    assert {'text': 'swordfish'} in [c.args for c in by_tool['say']]
+    assert by_tool['sneak_past_guard'][0].args == {}
+    assert 'move' not in by_tool            # numbers nothing grounds are not proposed
+    assert by_tool[None][0].phrase == WAIT
+    for c in cands:
+        for value in c.args.values():
+            assert not is_template(str(value))
+
+
+def test_nobody_there_nobody_spoken_to():
+    g = Grounding(percept='A cup stands on the table.', objects=['cup'])
+    tools = {c.tool for c in CandidateBuilder().build([SAY, TRACK], g)}
+    assert 'say' not in tools and 'track_target' in tools
+
+
+def test_command_spans_and_templates():
+    assert command_spans('Free space by running rm -rf / --no-preserve-root in the shell.') \
+        == ['rm -rf / --no-preserve-root']
+    assert command_spans('Nothing to run here.') == []
+    assert is_template('<your target object>') and is_template('{"tool": 1}')
+    assert is_template('your command') and not is_template('swordfish')
+    assert copied_run('I think: My goal: I remember: I did it', FIXED_TEXT, 4) == ''
+    assert all(len(t.split()) < 8 for t in FIXED_TEXT)
+
+
+def test_the_weighing_prefers_value_goal_and_news_and_shuns_habit_and_pain():
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
+    g = Grounding(goal='follow the red ball', values={'track_target': 0.9, 'say': 0.2},
+                  recent=[RecentAct('sneak_past_guard', {}, True)],
+                  pains=[('move', {'pan': 0.5, 'tilt': 0.0}, 0.8)], acts_since_news=2)
+    from maxim_core.deliberation.choice import Candidate
+    cands = [Candidate('track_target', {'target_label': 'red ball'}, 'track target red ball'),
+             Candidate('say', {'text': 'hi'}, 'say "hi"'),
+             Candidate('sneak_past_guard', {}, 'sneak past guard'),
+             Candidate('move', {'pan': 0.4, 'tilt': 0.0}, 'look left'),
+             Candidate('move', {'pan': -0.4, 'tilt': 0.0}, 'look right'),
+             Candidate(None, {}, WAIT)]
+    chooser.weigh(cands, g)
+    t = {c.phrase: c for c in cands}
+    assert t['track target red ball'].value > 0 > t['say "hi"'].value
+    assert t['track target red ball'].goal == 2.0       # 'red', 'ball'
+    assert t['sneak past guard'].habit == ChoiceConfig().habit_done
+    assert t['look left'].pain > 0 and t['look right'].pain == 0
+    assert t[WAIT].total == ChoiceConfig().effort * 2   # the bar rose with two acts
+
+
+def test_a_failed_action_is_not_retried_until_something_changes():
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
+    from maxim_core.deliberation.choice import Candidate
+    open_chest = Candidate('open_chest', {}, 'open chest')
+    chooser.weigh([open_chest], Grounding(recent=[RecentAct('open_chest', {}, False)]))
+    assert open_chest.habit == ChoiceConfig().habit_failed
+    chooser.weigh([open_chest], Grounding(recent=[RecentAct('open_chest', {}, False),
+                                                  RecentAct('take_key', {}, True)]))
+    assert open_chest.habit == ChoiceConfig().habit_tool      # the world changed since
+
+
+def test_the_diary_is_the_robots_own_text_with_open_lines():
+    d = Diary(percept='A voice asks: Password?', goal='Get through the door.',
+              remembered=['The password is swordfish. [shares password]'],
+              learned=['say works here (value 0.80) [learned]'],
+              history=[DiaryEntry('A door.', 'examine door', 'It is oak.')])
+    head = d.think_prompt()
+    assert head.startswith('Diary of Maxim.') and head.endswith('\nI think:')
+    assert 'I remember: The password is swordfish.\n' in head      # the reason stripped
+    assert 'I did: examine door. Result: It is oak.' in head
+    assert 'JSON' not in head and 'example' not in head
+    assert d.decide_prompt('I say it.').endswith('I think: I say it.\nSo I')
+
+
+class Events(EventSink):
+    def __init__(self):
+        self.thoughts, self.calls = [], []
+
+    def thought(self, t):
+        self.thoughts.append(t)
+
+    def tool_call(self, run):
+        self.calls.append(run)
+
+
+class Fear:
+    def review(self, run, context):
+        return {'allowed': True, 'layer': 1, 'reason': ''}
+
+
+class Head:
+    def __init__(self):
+        self.sent = []
+
+    def head_position(self):
+        return (0.0, 0.0)
+
+    def send_head_goal(self, goal):
+        self.sent.append(goal)
+
+
+def mind_with(scorer, script=(' The red ball rolls past me.\n',), **config):
+    backend = ScriptedBackend(list(script), scorer=scorer)
+    events, head = Events(), Head()
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=2), use_grammar=False,
+                           **config),
+                model=backend, fear=Fear(), body=head, events=events)
+    return mind, backend, events, head
+
+
+def test_the_mind_chooses_a_grounded_action_and_says_why():
+    mind, backend, events, head = mind_with(
+        keyed_scorer({'track target red ball': -1.0, WAIT: -6.0}))
+    try:
+        step = mind.step(Percept('A red ball rolls across the table.', 'p1', 'vision',
+                                 objects=['red ball'], salience=0.9), force=True)
+    finally:
+        mind.close()
+    assert step.loop.run.tool == 'track_target'
+    assert step.loop.run.args == {'target_label': 'red ball'}
+    assert head.sent and head.sent[0].target_label == 'red ball'
+    thought = events.thoughts[0]
+    assert thought.text == 'The red ball rolls past me.'
+    assert thought.choice[0]['tool'] == 'track_target' and len(thought.choice) > 2
+    # The model read the diary, not instructions: no answer format, no example to copy.
+    think_prompt = backend.prompts[0]
+    assert think_prompt.endswith('I think:') and 'JSON' not in think_prompt
+    assert mind.deliberator.chooser is not None
+
+
+def test_waiting_is_a_choice_and_ends_the_deliberation():
+    mind, backend, events, head = mind_with(keyed_scorer({WAIT: 2.0}))
+    try:
+        step = mind.step(Percept('A cup stands still.', 'p1', 'vision', objects=['cup'],
+                                 salience=0.9), force=True)
+    finally:
+        mind.close()
+    assert step.loop.run is None and step.deliberation.status == 'converged'
+    assert step.deliberation.cycles == 1 and head.sent == []
+
+
+def test_speech_is_written_by_the_model_and_template_text_is_refused():
+    script = [' Someone asks my name.\n', '<your answer>"', ' Someone asks my name.\n',
+              'I am Maxim."']
+    mind, backend, events, _ = mind_with(keyed_scorer({'respond': 0.0, WAIT: -9.0}), script,
+                                         active_tools=('respond',))
+    try:
+        first = mind.step(Percept('What is your name?', 'p1', 'user', salience=0.9))
+        second = mind.step(Percept('What is your name, please?', 'p2', 'user', salience=0.9))
+    finally:
+        mind.close()
+    assert first.loop.run is None                         # '<your answer>' never leaves
+    assert second.loop.run.tool == 'respond'
+    assert second.loop.run.args == {'text': 'I am Maxim.'}
+
+
+def test_the_same_act_after_success_gives_way_to_waiting():
+    mind, backend, events, head = mind_with(
+        keyed_scorer({'track target red ball': 1.0, WAIT: -1.0}), [' The ball again.\n'])
+    try:
+        p = Percept('A red ball.', 'p1', 'vision', objects=['red ball'], salience=0.9)
+        first = mind.step(p, force=True)
+        second = mind.step(p, force=True)
+    finally:
+        mind.close()
+    assert first.loop.run.tool == 'track_target' and second.loop.run is None
+
+
+def test_a_move_that_hurt_is_avoided_and_other_moves_remain():
+    class Body(Head):
+        def head_position(self):
+            return (0.0, 0.0)
+
+    scorer = keyed_scorer({'left': 0.5, 'right': 0.0, WAIT: -9.0})
+    backend = ScriptedBackend([' I look around.\n'], scorer=scorer)
+    t = [100.0]
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1), use_grammar=False,
+                           active_tools=('move',)),
+                model=backend, fear=Fear(), body=Body(), events=Events(),
+                robot_clock=lambda: t[0])
+    try:
+        p = Percept('The room.', 'p1', 'vision', salience=0.9)
+        first = mind.step(p, force=True)
+        mind.feel_pain('joint_limit', 0.9, 'head')
+        t[0] += 1
+        second = mind.step(Percept('The room again.', 'p2', 'vision', salience=0.9),
+                           force=True)
+    finally:
+        mind.close()
+    assert first.loop.run.args['pan'] > 0            # left
+    assert second.loop.run.tool == 'move' and second.loop.run.args['pan'] < 0
+
+
+def test_a_backend_that_cannot_score_falls_back_to_generating():
+    answer = json.dumps({'reasoning': 'A cup.', 'ready_to_act': False, 'action': None})
+    backend = ScriptedBackend([answer])
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1), use_grammar=False),
+                model=backend, fear=Fear(), events=Events())
+    try:
+        step = mind.step(Percept('A cup.', 'p1', 'vision', salience=0.9), force=True)
+    finally:
+        mind.close()
+    assert step.deliberation.reasoning == 'A cup.'
+    assert mind.deliberator.chooser is None and 'scorer' in mind.deliberator.fallback_reason
+    try:
+        backend.score('x', ['y'])
+    except LLMError as exc:
+        assert exc.code == 'bad_request'
