@@ -227,6 +227,7 @@ class Mind:
         self._pains: deque = deque(maxlen=20)
         self._last_act: tuple | None = None
         self._acts_since_news = 0
+        self._current_source = ''
         self.deliberator = Deliberator(
             model, builder=builder, energy=self.energy, enrichment=self.enrichment,
             config=config.deliberation,
@@ -439,8 +440,13 @@ class Mind:
         self.last_result = None
         if percept.source != 'tool_result':
             self._acts_since_news = 0       # news from the world: acting is fresh again
-        result = self.loop.step(percept, goal=goal, think_options={
-            'force': force, 'on_thought': on_thought, 'max_cycles': max_cycles, 'goal': goal})
+        self._current_source = percept.source
+        try:
+            result = self.loop.step(percept, goal=goal, think_options={
+                'force': force, 'on_thought': on_thought, 'max_cycles': max_cycles,
+                'goal': goal})
+        finally:
+            self._current_source = ''
         delib = self.last_result
         self._remember_pass(result, delib)
         if result.decision.status != 'gated':
@@ -567,6 +573,12 @@ class Mind:
                     self._body_at(now).record_interaction(now)
         if percept.source == 'vision' and percept.salience < self.config.percept_min_salience:
             return False
+        if percept.source in HEARD_SOURCES and self._current_source == 'vision' \
+                and self._pass.locked():
+            # A person spoke while the mind mulls over what it sees: their words come first
+            # (the running deliberation ends cancelled; the newest percept is theirs).
+            self.counts['percepts_preempted'] = self.counts.get('percepts_preempted', 0) + 1
+            self.deliberator.cancel()
         with self._tick_done:
             try:
                 self._inbox.get_nowait()

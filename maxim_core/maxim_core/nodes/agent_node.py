@@ -77,6 +77,7 @@ class AgentNode(Node):
                 temperature=p('deliberation.temperature', 0.8, 'Sampling temperature'),
                 llm_timeout_s=timeout),
             use_grammar=p('deliberation.use_grammar', True, 'Decode under the lean GBNF'),
+            decision=p('deliberation.decision', 'auto', 'choose | generate | auto'),
             enrichment_budget_s=p('enrichment.budget_s', 1.5, 'Bound on memory enrichment'),
             energy_token_budget=p('energy.token_budget', 24000, 'Tokens of thinking (0: no '
                                   'bound)'),

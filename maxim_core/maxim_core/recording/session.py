@@ -110,7 +110,8 @@ def load(path: str) -> Session:
                 'salience': float(m.salience), 'enriched_by': list(m.enriched_by),
                 'experience': m.experience, 'ready_to_act': bool(m.ready_to_act),
                 'converged': bool(m.converged), 'jaccard_previous': float(m.jaccard_previous),
-                'action_json': m.action_json, 'enrichment_s': float(m.enrichment_s),
+                'action_json': m.action_json, 'choice_json': getattr(m, 'choice_json', ''),
+                'enrichment_s': float(m.enrichment_s),
                 'llm_s': float(m.llm_s), 'cycle_s': float(m.cycle_s),
                 'prompt_tokens': int(m.prompt_tokens),
                 'completion_tokens': int(m.completion_tokens)})

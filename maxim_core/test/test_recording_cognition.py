@@ -1,0 +1,39 @@
+"""The run figures bench/cognition reports: copy rate, named rate, grounded arguments."""
+
+import json
+
+from maxim_core.prompt.builder import RESPONSE_FORMAT
+from maxim_core.recording.cognition import analyse, copies
+
+
+def thought(t, text, action=None, experience=''):
+    return {'t': t, 'kind': 0, 'status': 0, 'text': text, 'cycle_s': 2.0,
+            'ready_to_act': action is not None, 'experience': experience,
+            'action_json': json.dumps(action) if action else ''}
+
+
+def test_copies_are_eight_words_of_any_prompt_text():
+    example = 'A cup stands on the table and nobody needs me. I keep watching.'
+    assert example in RESPONSE_FORMAT and copies(example)
+    assert not copies('The red ball rolls to the left of the cup.')
+
+
+def test_named_grounded_and_copied_thoughts_are_counted():
+    percepts = [{'t': 0.0, 'labels': ['red ball'], 'narrative': 'A red ball rolls by.'}]
+    thoughts = [
+        thought(1.0, 'The ball is red and fast.',
+                {'tool': 'track_target', 'args': {'target_label': 'red ball'}}),
+        thought(2.0, 'A cup stands on the table and nobody needs me. I keep watching.'),
+        thought(3.0, 'Swordfish, said the caretaker.',
+                {'tool': 'say', 'args': {'text': 'swordfish'}},
+                experience='- Memory: the caretaker said the password is swordfish'),
+        thought(4.0, 'Something.', {'tool': 'examine', 'args': {'target': '<your target>'}}),
+        {'t': 5.0, 'kind': 2, 'status': 5, 'text': '(not thinking: dull)'},
+    ]
+    out = analyse(thoughts, percepts, duration_s=60.0)
+    assert out['thoughts'] == 4
+    assert out['copy_rate'] == 0.25
+    assert out['named_rate'] == 0.5          # the ball, the caretaker
+    assert out['actions'] == 3 and out['actions_per_min'] == 3.0
+    assert out['args'] == 3 and abs(out['grounded_arg_rate'] - 2 / 3) < 1e-9
+    assert out['ungrounded'] == ["examine target='<your target>'"]
