@@ -324,3 +324,11 @@ def test_config_validates():
         IdleIntrospectionController(ScriptedBackend(['x']), None, lambda n, w: [],
                                     clock=lambda: NOW).run_cycle(
             IdleStatus(None, 1, 1, 0.0))
+
+
+def test_a_tag_that_echoes_the_contract_is_not_an_intent(store, clock, tmp_path):
+    controller, _, _ = make(store, clock, ['A task of yours. [GOAL: action targetamount 1801]'],
+                            tmp_path)
+    r = controller.run_cycle(assess(store, None, clock()))
+    assert r.outcome == THOUGHT_ONLY and r.task is None and store.tasks(open_only=True) == []
+    assert r.provenance.suppression_reason == 'ungrounded_intent'

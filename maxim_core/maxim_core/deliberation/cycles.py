@@ -611,7 +611,8 @@ class Deliberator:
             lines = [strip_reason(ln.strip(' -*\t')) for ln in text.splitlines()]
             (learned if channel == 'values' else recalled).extend(ln for ln in lines if ln)
         g.recalled = list(g.recalled) + recalled
-        diary = Diary(name=self.name, percept=percept, goal=goal, heard=g.heard,
+        heard = g.heard if g.heard.strip() != percept.strip() else ''    # said once
+        diary = Diary(name=self.name, percept=percept, goal=goal, heard=heard,
                       remembered=recalled, learned=learned, history=list(history),
                       thoughts=[e.thought for e in entries])
         last: _Failure | None = None

@@ -21,6 +21,7 @@ RATE_LIMIT_BACKOFF = 'rate_limit_backoff'
 RATE_LIMIT_HOUR = 'rate_limit_hour'
 MIN_SPACING = 'min_spacing'
 DUPLICATE_TASK = 'duplicate_open_task'   # decided by the controller against the store
+UNGROUNDED = 'ungrounded_intent'         # the tag echoes the contract or names nothing known
 
 # Storage reasons.
 STORE_INTENT = 'committed_intent'

@@ -15,6 +15,7 @@ an episode only when the storage gate allows it. Every cycle yields a provenance
 from dataclasses import asdict, dataclass, field
 import json
 import os
+import re
 import time
 from typing import Callable
 import uuid
@@ -40,6 +41,20 @@ DEFAULT_TEMPLATE = (
 )
 
 OUTPUT_MODES = ('grammar', 'json', 'free')
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r'[a-z0-9]+', text.lower()) if len(w) >= 3}
+
+
+def grounded_intent(intent, template: str) -> bool:
+    """Whether a [GOAL: ...] is an intent and not an echo of the contract: a target or an
+    action made only of the contract's own words ('action', 'target', 'amount', 'goal', the
+    log's labels) is a copied template, not a goal."""
+    contract = _stems(template.replace('{facts}', ''))
+    target = _stems(intent.target.replace('_', ' '))
+    action = _stems(intent.action.replace('_', ' '))
+    return bool(target) and not target <= contract and not action <= contract
 
 
 class RetrievalError(RuntimeError):
@@ -243,7 +258,9 @@ class IdleIntrospectionController:
         if parsed.intent is not None:
             intent_tag = parsed.intent.tag
             goal = parsed.intent.goal
-            if any(t.goal == goal for t in self.store.tasks(open_only=True)):
+            if not grounded_intent(parsed.intent, cfg.prompt_template):
+                suppression = B.UNGROUNDED
+            elif any(t.goal == goal for t in self.store.tasks(open_only=True)):
                 suppression = B.DUPLICATE_TASK
             else:
                 failed = [f.goal for f in self.store.recent_failures(

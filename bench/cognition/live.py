@@ -1,0 +1,179 @@
+"""The mind in the running robot and in live scenarios, on the embedded model.
+
+- sim: `maxim sim --duration N --record F` (the simulated head, every node, the embedded
+  model), then from the recording: thoughts, the copy rate (8+ consecutive words of any of
+  the prompts' fixed text), the named rate (a thought names something in view or recalled),
+  the grounded-argument rate, actions per minute and the cycle time. The baseline is the
+  same mind alone: the percepts the running robot deliberated on, replayed through the same
+  Mind on the same model in this process with nothing else running; the ratio sim/alone of
+  the median cycle is what sharing the two cores costs.
+- scenarios: `maxim scenario suite --live` over the shipped scenarios with the given seeds:
+  pass rate per scenario, and every action argument that is template or instruction text.
+
+Run: ./maxim bench cognition --parts live [--sim-seconds 120] [--seeds 1 2] [--no-scenarios]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from maxim_core.agent.loop import Percept
+from maxim_core.deliberation.choice import FREE_TEXT_PARAMS, is_template
+from maxim_core.deliberation.cycles import DeliberationConfig
+from maxim_core.mind import EventSink, Mind, MindConfig
+from maxim_core.recording.cognition import analyse, copies
+from maxim_core.recording.session import load
+
+
+def env() -> dict:
+    out = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+               ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    out.setdefault('MUJOCO_GL', 'egl')
+    return out
+
+
+def run_sim(seconds: float, folder: str) -> str:
+    path = os.path.join(folder, 'sim.mcap')
+    home = os.path.join(folder, 'home')          # a fresh memory: the run starts from nothing
+    os.makedirs(home, exist_ok=True)
+    cmd = [sys.executable, '-P', '-m', 'maxim_bringup.cli', 'sim', '--duration', str(seconds),
+           '--record', path, '--no-console']
+    print(f'running: {" ".join(cmd[3:])}', flush=True)
+    subprocess.run(cmd, env=dict(env(), HOME=home), timeout=seconds + 600, check=False,
+                   stdout=subprocess.DEVNULL)
+    if not os.path.isfile(path):
+        raise SystemExit(f'the sim run wrote no recording at {path}')
+    return path
+
+
+class _Thoughts(EventSink):
+    def __init__(self):
+        self.seen = []
+
+    def thought(self, t):
+        self.seen.append(t)
+
+
+class _Fear:
+    def review(self, run, context):
+        return {'allowed': True, 'layer': 1, 'reason': ''}
+
+
+class _Head:
+    def head_position(self):
+        return (0.0, 0.0)
+
+    def send_head_goal(self, goal):
+        pass
+
+
+def alone(percepts: list[dict], limit: int = 8) -> list[float]:
+    """Cycle seconds of the same mind on the same model with nothing else running."""
+    from maxim_core.llm.llama import LlamaCppBackend
+    from maxim_core.llm.model import resolve_model
+    backend = LlamaCppBackend(resolve_model(), n_ctx=4096, n_threads=2)
+    events = _Thoughts()
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=3, seed=1)),
+                model=backend, fear=_Fear(), body=_Head(), events=events)
+    try:
+        for p in percepts[:limit]:
+            labels = [str(x) for x in p.get('labels', [])]
+            mind.step(Percept(p['narrative'], 'bench', 'vision', objects=labels,
+                              salience=max(0.5, float(p.get('salience', 0.5)))), force=True)
+    finally:
+        mind.close()
+        backend.close()
+    return [float(t.cycle_s) for t in events.seen if t.status == 0 and t.cycle_s > 0]
+
+
+def sim_part(seconds: float) -> dict:
+    folder = tempfile.mkdtemp(prefix='maxim-bench-live-')
+    t0 = time.monotonic()
+    path = run_sim(seconds, folder)
+    session = load(path)
+    fig = analyse(session.thoughts, session.percepts, session.duration_s or seconds)
+    print(f'sim: {session.duration_s:.0f} s recorded in {time.monotonic() - t0:.0f} s, '
+          f'{fig["thoughts"]} thoughts', flush=True)
+    deliberated = [p for p in session.percepts if p.get('narrative')
+                   and int(p.get('source', 0)) == 0]
+    cycles = alone(deliberated)
+    fig['alone_cycle_p50_s'] = statistics.median(cycles) if cycles else 0.0
+    fig['sim_over_alone'] = (fig['cycle_p50_s'] / fig['alone_cycle_p50_s']
+                             if fig['alone_cycle_p50_s'] else 0.0)
+    fig['recording'] = path
+    fig['examples'] = [t['text'] for t in session.thoughts
+                       if int(t.get('kind', 0)) == 0 and int(t.get('status', 0)) == 0][:8]
+    return fig
+
+
+def scenarios_part(seeds: list[int], names: list[str]) -> dict:
+    folder = tempfile.mkdtemp(prefix='maxim-bench-scenarios-')
+    cmd = [sys.executable, '-P', '-m', 'maxim_bringup.cli', 'scenario', 'suite', *names,
+           '--live', '--seeds', *map(str, seeds), '--out-dir', folder]
+    print(f'running: {" ".join(cmd[3:])}', flush=True)
+    subprocess.run(cmd, env=env(), timeout=7200, check=False)
+    with open(os.path.join(folder, 'suite.json'), encoding='utf-8') as f:
+        suite = json.load(f)
+    per: dict[str, list[str]] = {}
+    template_args, args_total = [], 0
+    for run in suite.get('runs', []):
+        per.setdefault(run['scenario'], []).append(run['status'])
+        for turn in (run.get('report') or {}).get('turns', []):
+            for a in turn.get('actions', []):
+                for key, value in (a.get('args') or {}).items():
+                    if isinstance(value, str):
+                        args_total += 1
+                        if is_template(value) or (key in FREE_TEXT_PARAMS and copies(value, 8)):
+                            template_args.append(f'{a["tool"]} {key}={value!r}')
+    passed = sum(s == 'pass' for v in per.values() for s in v)
+    total = sum(len(v) for v in per.values())
+    return {'per_scenario': per, 'passed': passed, 'runs': total,
+            'template_args': template_args, 'args': args_total, 'folder': folder}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--sim-seconds', type=float, default=120.0)
+    ap.add_argument('--seeds', type=int, nargs='+', default=[1, 2])
+    ap.add_argument('--scenarios', nargs='*', default=[], help='names (default: all shipped)')
+    ap.add_argument('--no-sim', action='store_true')
+    ap.add_argument('--no-scenarios', action='store_true')
+    ap.add_argument('--json', default='', help='write the figures here')
+    args = ap.parse_args()
+    out = {}
+    if not args.no_sim:
+        fig = out['sim'] = sim_part(args.sim_seconds)
+        print('\n| figure | value |\n|---|---|')
+        for key in ('thoughts', 'copy_rate', 'named_rate', 'actions', 'actions_per_min',
+                    'args', 'grounded_arg_rate', 'cycle_p50_s', 'cycle_p90_s',
+                    'alone_cycle_p50_s', 'sim_over_alone'):
+            v = fig[key]
+            print(f'| {key} | {v:.2f} |' if isinstance(v, float) else f'| {key} | {v} |')
+        for text in fig['examples']:
+            print(f'  thought: {text}')
+        for text in fig['ungrounded'] + fig['copied']:
+            print(f'  flagged: {text}')
+    if not args.no_scenarios:
+        sc = out['scenarios'] = scenarios_part(args.seeds, args.scenarios)
+        print(f'\nlive scenarios: {sc["passed"]}/{sc["runs"]} runs pass')
+        for name, statuses in sc['per_scenario'].items():
+            print(f'| {name} | {" ".join(statuses)} |')
+        print(f'template or instruction arguments: {len(sc["template_args"])} of {sc["args"]}')
+        for a in sc['template_args'][:10]:
+            print(f'  {a}')
+    if args.json:
+        with open(args.json, 'w', encoding='utf-8') as f:
+            json.dump(out, f, indent=2, default=str)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
