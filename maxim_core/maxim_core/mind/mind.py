@@ -39,6 +39,7 @@ import logging
 import math
 import os
 import queue
+import re
 import sqlite3
 import threading
 import time
@@ -97,6 +98,8 @@ _CHANNEL_SYSTEM = {'episodes': 'hippocampus', 'similar': 'ec', 'concepts': 'conc
 
 # Percept sources that are someone's words (the panel, a console): arguments may quote them.
 HEARD_SOURCES = ('user', 'cli')
+# Signs that someone addresses the robot: a question, quoted words, "Name: ..." speech.
+_ADDRESSED = re.compile(r'\?|"|^\s*[A-Z][\w ]{0,30}:\s', re.M)
 
 # A task's turn is routine: its episode is not, by itself, news for idle introspection's
 # storage gate; it is always thought about (force).
@@ -418,8 +421,8 @@ class Mind:
             objects=list(percept.objects), people=list(percept.people), entities=entities,
             values=dict(self._values) if self.config.on('nac') else {}, recent=recent,
             pains=list(self._pains), acts_since_news=self._acts_since_news,
-            someone_there=bool(percept.people) or percept.source in HEARD_SOURCES
-            or '?' in text or '"' in text)
+            someone_there=bool(percept.people) or percept.source == 'user'
+            or bool(_ADDRESSED.search(text)))
 
     def step(self, percept: Percept, *, goal: str | None = None, force: bool = False,
              on_thought=None, max_cycles: int = 0, timeout_s: float | None = None
