@@ -53,7 +53,7 @@ BACKGROUND = (128, 128, 128)
 CONTROL_HZ = 50.0
 FRAME_HZ = 10.0
 STILL_RAD_S = 0.05          # the head is still below this joint speed
-MAX_CATCH_UP_S = 120.0      # a longer gap (a stalled run) is not replayed frame by frame
+MAX_CATCH_UP_S = 900.0      # a longer gap (a stalled run) is not replayed frame by frame
 
 
 class WorldError(ValueError):

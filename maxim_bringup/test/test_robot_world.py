@@ -8,7 +8,8 @@ import pytest
 
 from maxim_core.mind.ports import HeadGoalCommand
 from maxim_core.sim.bridge import VirtualClock
-from maxim_core.sim.scenario import find_scenario, robot_scenarios, run_scenario, run_suite
+from maxim_core.sim.scenario import (find_scenario, robot_scenarios, run_scenario, run_suite,
+                                     Scenario)
 from maxim_core.tools.robot import head_goal, MODE_MOVE, MODE_MOVE_RELATIVE, MODE_TRACK_TARGET
 
 from maxim_bringup.robot_world import RobotWorld, urdf_head_config, WorldError, WORLDS
@@ -163,3 +164,17 @@ def test_remember_name_goes_through_the_memory_node():
     assert 'Ada' in recall['output'] and recall['turn'] == 3
     assert ports[0].captured >= 3
     assert not math.isnan(report.duration_s)
+
+
+def test_a_bad_world_event_is_a_stated_failure_not_a_turn():
+    scenario = Scenario.from_dict({
+        'name': 'bad_event', 'goal': 'watch', 'world': 'robot', 'setup': SETUP,
+        'turns': [{'world': {'show': 'dragon'}}, {'world': {'wait_s': 0.5}}],
+        'completion': {'body': [{'pain': 'any', 'max': 0, 'since_turn': 1}]},
+        'script': [{'reasoning': 'A red object.', 'ready_to_act': False, 'action': None}]})
+    clock = VirtualClock()
+    report = run_scenario(scenario, clock=clock, sleep=clock.sleep, worlds=WORLDS)
+    assert report.status == 'fail'
+    assert report.reasons[0].startswith("world event failed: no object 'dragon'")
+    assert [t['message'] for t in report.turns] == ['0.5 s pass']
+    assert report.criteria['met'] == ['body: 0 any pain(s) (at most 0)']

@@ -220,15 +220,16 @@ class RobotBridge(SimulationBridge):
                 raise RuntimeError('the AUT is already handling a message')
             self._busy = True
         try:
-            self.turn += 1
-            result = TurnResult(self.turn, '', 'world', started_s=self.clock() - self.t0)
+            started = self.clock() - self.t0
             wait = float(event.get('wait_s', 0.0))
-            if wait < 0:
+            if not wait >= 0:
                 raise ValueError(f'wait_s must be >= 0, got {wait}')
             if wait:
                 self.sleep(wait)
             change = self.world.event({k: v for k, v in event.items() if k != 'wait_s'})
-            result.message = change or f'{wait:g} s pass'
+            self.turn += 1      # a turn once the event happened (a bad one is no turn)
+            result = TurnResult(self.turn, change or f'{wait:g} s pass', 'world',
+                                started_s=started)
             self._run_turn(result, deque(), timeout)
             self.turns.append(result)
             return result
