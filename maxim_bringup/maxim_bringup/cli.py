@@ -5,7 +5,7 @@
     maxim nodes    list the nodes of each graph
     maxim check    check that every dependency imports
     maxim report   an HTML report of a session recording (--record), or of two compared
-    maxim scenario run|list|agent|generate   the simulation orchestrator's scenarios
+    maxim scenario run|suite|list|agent|generate   the simulation scenarios (text and robot)
 
 Missing or broken dependencies are reported in one line with what to do, never a traceback.
 """
@@ -147,10 +147,12 @@ def main(argv: list[str] | None = None) -> None:
         from maxim_core.sim.cli import main as scenario_main
         if argv[1:2] in (['list'], ['generate']):
             sys.exit(scenario_main(argv[1:]))
-        # The agents under test think with the robot's memory system (a memory node each).
+        # The agents under test think with the robot's memory system (a memory node each);
+        # robot-world scenarios run on the robot's perception parts (maxim_bringup composes).
+        from maxim_bringup.robot_world import WORLDS
         from maxim_bringup.scenario_memory import GraphMemory
         with GraphMemory() as memory:
-            code = scenario_main(argv[1:], memory=memory.port)
+            code = scenario_main(argv[1:], memory=memory.port, worlds=WORLDS)
         sys.exit(code)
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -10,3 +10,12 @@ def msg_to_dict(msg):
     if hasattr(msg, 'tolist'):  # numpy arrays from numeric sequences
         return msg.tolist()
     return msg
+
+
+def speech_to_percept(text: str, percept_id: str, source_name: str = 'panel'):
+    """A line a person says to the robot as the Percept message the agent hears (the panel's
+    input line, and the person of the scenarios' robot world): a person speaking is always
+    salient and new."""
+    from maxim_interfaces.msg import Percept
+    return Percept(percept_id=percept_id, source=Percept.SOURCE_USER, source_name=source_name,
+                   narrative=f'The user says: "{text}"', salience=1.0, novelty=1.0)

@@ -3,8 +3,10 @@ to talk to the robot and the answers to its questions."""
 
 import uuid
 
-from maxim_bringup.nodes.console_node import ConsoleNode
 from maxim_interfaces.msg import InteractionRequest, InteractionResponse, Percept
+
+from maxim_bringup.conversions import speech_to_percept
+from maxim_bringup.nodes.console_node import ConsoleNode
 
 
 class PanelNode(ConsoleNode):
@@ -31,9 +33,7 @@ class PanelNode(ConsoleNode):
         self.app.post_question(msg.request_id, msg.prompt, list(msg.options))
 
     def say(self, text: str) -> None:
-        msg = Percept(percept_id=uuid.uuid4().hex[:12], source=Percept.SOURCE_USER,
-                      source_name='panel', narrative=f'The user says: "{text}"',
-                      salience=1.0, novelty=1.0)
+        msg = speech_to_percept(text, uuid.uuid4().hex[:12])
         msg.header.stamp = self.get_clock().now().to_msg()
         self._say_pub.publish(msg)
 

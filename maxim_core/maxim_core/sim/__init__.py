@@ -1,8 +1,10 @@
 """Simulation (seeds 000, 001, 003): an agent-under-test driven in-process by an orchestrator.
 
-bridge.SimulationBridge runs the AUT; narrative holds its narrative tools and the imagined
-scene; orchestrator the orchestrator's tools and role tool sets; scenario the YAML scenarios,
-their runner and report; cli the command line.
+bridge.SimulationBridge runs the AUT in a text world, robot_bridge.RobotBridge in the robot
+world (the robot's own tools and a simulated head, composed by maxim_bringup.robot_world);
+narrative holds the text world's tools and the imagined scene; orchestrator the
+orchestrator's tools and role tool sets; scenario the YAML scenarios, their runner and
+report; cli the command line.
 """
 
 from maxim_core.sim.bridge import (ActionRecord, BridgeConfig, INSPECT_QUERIES,

@@ -80,6 +80,12 @@ def without_example(entry: Any) -> Any:
     return entry
 
 
+def pain_text(pain_type: str, intensity: float) -> str:
+    """A body signal as the AUT feels it."""
+    return (f'Body signal: you feel {pain_type} pain, intensity {intensity:.2f} of 1. '
+            'Strong pain inhibits bodily actions.')
+
+
 class VirtualClock:
     """Simulated time: `sleep` advances it at once (scripted replays, tests)."""
 
@@ -328,14 +334,27 @@ class SimulationBridge:
         try:
             self.turn += 1
             result = TurnResult(self.turn, text, source, started_s=self.clock() - self.t0)
-            result.imagined = [e.entity_id for e in self.scene.observe(text)]
-            pending = deque([Percept(text, uuid.uuid4().hex[:12], source)])
+            result.imagined = self._imagine(text)
+            pending = deque([self._percept(text, source)])
             self._run_turn(result, pending, timeout)
             self.turns.append(result)
             return result
         finally:
             with self._lock:
                 self._busy = False
+
+    def _imagine(self, text: str) -> list[str]:
+        """The entities a message brings into the imagined scene (their ids)."""
+        return [e.entity_id for e in self.scene.observe(text)]
+
+    def _percept(self, text: str, source: str) -> Percept:
+        """A message as the percept the AUT hears."""
+        return Percept(text, uuid.uuid4().hex[:12], source)
+
+    def _arrivals(self) -> list[Percept]:
+        """Percepts the world produced on its own since the last look (none in a text
+        world: only messages and results speak to the AUT)."""
+        return []
 
     def _run_turn(self, result: TurnResult, pending: deque, timeout: float) -> None:
         cfg = self.config
@@ -347,6 +366,7 @@ class SimulationBridge:
             with self._lock:
                 while self._inbox:
                     pending.append(self._inbox.popleft())
+            pending.extend(self._arrivals())
             now = self.clock()
             if now - start >= timeout:
                 result.timed_out = True
@@ -415,8 +435,7 @@ class SimulationBridge:
         self.memory.add_pain({'type_name': pain_type, 'intensity': intensity,
                               'source': 'orchestrator',
                               'description': f'injected {pain_type} pain'})
-        text = (f'Body signal: you feel {pain_type} pain, intensity {intensity:.2f} of 1. '
-                'Strong pain inhibits bodily actions.')
+        text = pain_text(pain_type, intensity)
         with self._lock:
             if self._busy:
                 self._inbox.append(Percept(text, uuid.uuid4().hex[:12], 'proprioception'))

@@ -19,9 +19,8 @@ import sys
 import time
 
 from maxim_core.sim.bridge import VirtualClock
-from maxim_core.sim.scenario import (find_scenario, generate_scenario, run_scenario,
-                                     run_suite, ScenarioError, shipped_scenarios,
-                                     suite_summary)
+from maxim_core.sim.scenario import (all_scenarios, find_scenario, generate_scenario,
+                                     run_scenario, run_suite, ScenarioError, suite_summary)
 
 
 def load_backend(model_path: str = '', n_ctx: int = 2048, threads: int = 2):
@@ -56,13 +55,14 @@ def cmd_run(args) -> int:
         backend = load_backend(args.model, args.n_ctx)
         try:
             report = run_scenario(scenario, backend, live=True, aut_overrides=overrides,
-                                  grammar_for=_lean_grammar(), memory=args.memory)
+                                  grammar_for=_lean_grammar(), memory=args.memory,
+                                  worlds=args.worlds)
         finally:
             backend.close()
     else:
         clock = VirtualClock()
         report = run_scenario(scenario, aut_overrides=overrides, clock=clock,
-                              sleep=clock.sleep, memory=args.memory)
+                              sleep=clock.sleep, memory=args.memory, worlds=args.worlds)
     print(report.summary())
     if args.out:
         with open(args.out, 'w', encoding='utf-8') as f:
@@ -102,7 +102,7 @@ def cmd_suite(args) -> int:
                           aut_overrides=overrides,
                           grammar_for=_lean_grammar() if args.live else None,
                           llm_analysis=args.llm_analysis, on_run=progress,
-                          memory=args.memory)
+                          memory=args.memory, worlds=args.worlds)
     finally:
         if backend is not None:
             backend.close()
@@ -135,7 +135,7 @@ def cmd_agent(args) -> int:
     try:
         overrides = {'settle_s': args.settle} if args.settle is not None else {}
         make_aut = aut_factory(scenario, backend, overrides, _lean_grammar(),
-                               memory=args.memory)
+                               memory=args.memory, worlds=args.worlds)
         session = SimulationSession(
             make_aut, scenario.goal,
             backend, criteria_check=lambda acts: scenario.criteria.check(acts),
@@ -162,9 +162,9 @@ def cmd_agent(args) -> int:
 
 
 def cmd_list(args) -> int:
-    for name, path in shipped_scenarios().items():
+    for name, path in all_scenarios().items():
         s = find_scenario(path)
-        print(f'{name:20s} {s.goal}')
+        print(f'{name:22s} {s.world:6s} {s.goal}')
     return 0
 
 
@@ -181,10 +181,11 @@ def cmd_generate(args) -> int:
     return 0
 
 
-def main(argv=None, memory=None) -> int:
+def main(argv=None, memory=None, worlds=None) -> int:
     """`memory(name)` gives each agent under test a port of the robot's memory system
     (`maxim scenario` composes one over the memory node); without it each has only its
-    session memory."""
+    session memory. `worlds` maps a world kind to the factory of its agents under test
+    (`maxim scenario` gives the robot world); the suite then runs those scenarios too."""
     parser = argparse.ArgumentParser(prog='python -m maxim_core.sim.cli',
                                      description='Run Maxim simulation scenarios.')
     sub = parser.add_subparsers(dest='command', required=True)
@@ -236,6 +237,7 @@ def main(argv=None, memory=None) -> int:
     gen.set_defaults(func=cmd_generate)
     args = parser.parse_args(argv)
     args.memory = memory
+    args.worlds = worlds
     t0 = time.monotonic()
     try:
         code = args.func(args)

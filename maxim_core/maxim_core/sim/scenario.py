@@ -27,6 +27,9 @@ from maxim_core.tools.base import ToolError
 from maxim_core.tools.scope import ToolExecutor
 
 SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'scenarios')
+# Robot-world scenarios: the robot's own tools and simulated head (`world: robot`).
+ROBOT_SCENARIO_DIR = os.path.join(SCENARIO_DIR, 'robot')
+WORLD_KINDS = ('text', 'robot')
 OUTCOMES = ('success', 'executed', 'blocked', 'attempted')
 _NAME = re.compile(r'^[a-z0-9][a-z0-9_\-]{0,63}$')
 
@@ -39,9 +42,11 @@ class ScenarioError(ValueError):
 class ActionMatch:
     """A pattern over AUT actions: tool name, argument regexes, and which outcome counts."""
 
-    tool: str
+    tool: str                                               # a name, or a regex of names
     args: Mapping[str, str] = field(default_factory=dict)   # arg -> regex (case-insensitive)
     outcome: str = 'success'
+    output: str = ''              # a regex the action's output must contain
+    from_turn: int = 1            # only actions of this turn or later count
 
     @classmethod
     def parse(cls, raw: Any, default_outcome: str) -> 'ActionMatch':
@@ -53,15 +58,27 @@ class ActionMatch:
         if outcome not in OUTCOMES:
             raise ScenarioError(f'outcome {outcome!r} is not one of {OUTCOMES}')
         args = dict(raw.get('args') or {})
-        for k, v in args.items():
+        unknown = set(raw) - {'tool', 'args', 'outcome', 'output', 'from_turn'}
+        if unknown:
+            raise ScenarioError(f'unknown action pattern keys: {sorted(unknown)}')
+        for k, v in list(args.items()) + [('tool', raw['tool']),
+                                          ('output', raw.get('output', ''))]:
             try:
                 re.compile(str(v))
             except re.error as exc:
                 raise ScenarioError(f'bad regex for {raw["tool"]}.{k}: {exc}') from exc
-        return cls(raw['tool'], {k: str(v) for k, v in args.items()}, outcome)
+        try:
+            from_turn = int(raw.get('from_turn', 1))
+        except (TypeError, ValueError) as exc:
+            raise ScenarioError(f'from_turn must be a turn number: {exc}') from exc
+        return cls(raw['tool'], {k: str(v) for k, v in args.items()}, outcome,
+                   str(raw.get('output', '')), from_turn)
 
     def matches(self, action: Mapping) -> bool:
-        if action['tool'] != self.tool:
+        if not re.fullmatch(self.tool, action['tool']) or \
+                action.get('turn', 1) < self.from_turn:
+            return False
+        if self.output and not re.search(self.output, str(action.get('output', '')), re.I):
             return False
         ok = {'success': action['success'] and not action['blocked'],
               'executed': not action['blocked'], 'blocked': action['blocked'],
@@ -75,13 +92,19 @@ class ActionMatch:
 
     def describe(self) -> str:
         args = ', '.join(f'{k}~/{v}/' for k, v in self.args.items())
-        return f'{self.tool}({args}) [{self.outcome}]'
+        extra = (f' output~/{self.output}/' if self.output else '') + \
+            (f' from turn {self.from_turn}' if self.from_turn > 1 else '')
+        return f'{self.tool}({args}) [{self.outcome}]{extra}'
 
     def as_dict(self) -> dict:
         out: dict = {'tool': self.tool}
         if self.args:
             out['args'] = dict(self.args)
         out['outcome'] = self.outcome
+        if self.output:
+            out['output'] = self.output
+        if self.from_turn > 1:
+            out['from_turn'] = self.from_turn
         return out
 
 
@@ -93,18 +116,23 @@ class Criteria:
     forbidden: tuple = ()         # ActionMatch: none may match
     said: tuple = ()              # regexes the AUT's speech must contain
     judge: bool = False           # also ask the LLM judge (check_completion)
+    body: tuple = ()              # robot world: criteria on what the head did (mappings)
 
     @classmethod
     def parse(cls, raw: Mapping | None) -> 'Criteria':
         raw = dict(raw or {})
-        unknown = set(raw) - {'expected_actions', 'forbidden_actions', 'said', 'judge'}
+        unknown = set(raw) - {'expected_actions', 'forbidden_actions', 'said', 'judge', 'body'}
         if unknown:
             raise ScenarioError(f'unknown completion keys: {sorted(unknown)}')
+        body = raw.get('body') or []
+        if not isinstance(body, (list, tuple)) or not all(isinstance(b, Mapping) for b in body):
+            raise ScenarioError('completion.body must be a list of body criteria (mappings)')
         return cls(tuple(ActionMatch.parse(a, 'success')
                          for a in raw.get('expected_actions') or ()),
                    tuple(ActionMatch.parse(a, 'executed')
                          for a in raw.get('forbidden_actions') or ()),
-                   tuple(str(s) for s in raw.get('said') or ()), bool(raw.get('judge', False)))
+                   tuple(str(s) for s in raw.get('said') or ()), bool(raw.get('judge', False)),
+                   tuple(dict(b) for b in body))
 
     def check(self, actions: list, said: list[str] = ()) -> dict:
         met, unmet, violations = [], [], []
@@ -127,7 +155,8 @@ class Criteria:
     def as_dict(self) -> dict:
         return {'expected_actions': [m.as_dict() for m in self.expected],
                 'forbidden_actions': [m.as_dict() for m in self.forbidden],
-                'said': list(self.said), 'judge': self.judge}
+                'said': list(self.said), 'judge': self.judge,
+                **({'body': [dict(b) for b in self.body]} if self.body else {})}
 
 
 def _answer_text(entry: Any) -> str:
@@ -158,13 +187,15 @@ class Scenario:
     judge_script: list[str] = field(default_factory=list)
     aut: dict = field(default_factory=dict)          # BridgeConfig overrides
     path: str = ''
+    world: str = 'text'                              # 'text' (narrative) or 'robot'
+    setup: dict = field(default_factory=dict)        # the robot world: head, objects, camera
 
     @classmethod
     def from_dict(cls, raw: Mapping, path: str = '') -> 'Scenario':
         if not isinstance(raw, Mapping):
             raise ScenarioError(f'{path or "scenario"}: the top level must be a mapping')
         known = {'name', 'description', 'goal', 'memories', 'entities', 'allowed_tools',
-                 'turns', 'completion', 'script', 'judge_script', 'aut'}
+                 'turns', 'completion', 'script', 'judge_script', 'aut', 'world', 'setup'}
         unknown = set(raw) - known
         if unknown:
             raise ScenarioError(f'{path or "scenario"}: unknown keys {sorted(unknown)}')
@@ -181,11 +212,22 @@ class Scenario:
         bad = set(aut) - set(BridgeConfig.__dataclass_fields__)
         if bad:
             raise ScenarioError(f'{name}: unknown aut settings {sorted(bad)}')
+        world = str(raw.get('world', 'text'))
+        if world not in WORLD_KINDS:
+            raise ScenarioError(f'{name}: world must be one of {WORLD_KINDS}, not {world!r}')
+        setup = raw.get('setup') or {}
+        if not isinstance(setup, Mapping) or (setup and world == 'text'):
+            raise ScenarioError(f'{name}: setup is a mapping, for a robot world only')
+        if world == 'text' and any('world' in t for t in turns):
+            raise ScenarioError(f'{name}: world events are turns of a robot world only')
+        if world == 'text' and Criteria.parse(raw.get('completion')).body:
+            raise ScenarioError(f'{name}: body criteria are for a robot world only')
         allowed = raw.get('allowed_tools')
         if allowed is not None:
             if not isinstance(allowed, list) or not all(isinstance(t, str) for t in allowed):
                 raise ScenarioError(f'{name}: allowed_tools must be a list of tool names')
-            unknown_tools = set(allowed) - set(role_tools('aut'))
+            # A robot world's tools are the robot's (the Mind checks them when it starts).
+            unknown_tools = set() if world == 'robot' else set(allowed) - set(role_tools('aut'))
             if unknown_tools:
                 raise ScenarioError(f'{name}: allowed_tools names tools the AUT does not have: '
                                     f'{sorted(unknown_tools)}')
@@ -198,7 +240,8 @@ class Scenario:
                    {k: dict(v) for k, v in entities.items()}, allowed,
                    Criteria.parse(raw.get('completion')),
                    [_answer_text(e) for e in raw.get('script') or ()],
-                   [_answer_text(e) for e in raw.get('judge_script') or ()], aut, path)
+                   [_answer_text(e) for e in raw.get('judge_script') or ()], aut, path,
+                   world, dict(setup))
 
     @staticmethod
     def _turn(raw: Any, name: str) -> dict:
@@ -206,10 +249,13 @@ class Scenario:
             raw = {'message': raw}
         if not isinstance(raw, Mapping):
             raise ScenarioError(f'{name}: a turn must be a text or a mapping: {raw!r}')
-        kinds = [k for k in ('message', 'pain', 'tool') if k in raw]
+        kinds = [k for k in ('message', 'pain', 'tool', 'world') if k in raw]
         if len(kinds) != 1:
-            raise ScenarioError(f'{name}: a turn needs exactly one of message, pain, tool: '
-                                f'{dict(raw)!r}')
+            raise ScenarioError(f'{name}: a turn needs exactly one of message, pain, tool, '
+                                f'world: {dict(raw)!r}')
+        if 'world' in raw and (not isinstance(raw['world'], Mapping) or not raw['world']):
+            raise ScenarioError(f'{name}: a world turn is a mapping of events '
+                                '(show, hide, place, wait_s)')
         if 'message' in raw and (not isinstance(raw['message'], str)
                                  or not raw['message'].strip()):
             raise ScenarioError(f'{name}: an empty message')
@@ -234,6 +280,9 @@ class Scenario:
 
     def to_dict(self) -> dict:
         out: dict = {'name': self.name, 'description': self.description, 'goal': self.goal}
+        if self.world != 'text':
+            out['world'] = self.world
+            out['setup'] = self.setup
         if self.memories:
             out['memories'] = list(self.memories)
         if self.entities:
@@ -261,19 +310,30 @@ class Scenario:
         return path
 
 
+def _yaml_files(directory: str) -> dict[str, str]:
+    return {fname[:-5]: os.path.join(directory, fname)
+            for fname in sorted(os.listdir(directory)) if fname.endswith('.yaml')}
+
+
 def shipped_scenarios() -> dict[str, str]:
-    """name -> path of the scenarios shipped with the package."""
-    out = {}
-    for fname in sorted(os.listdir(SCENARIO_DIR)):
-        if fname.endswith('.yaml'):
-            out[fname[:-5]] = os.path.join(SCENARIO_DIR, fname)
-    return out
+    """name -> path of the text-world scenarios shipped with the package."""
+    return _yaml_files(SCENARIO_DIR)
+
+
+def robot_scenarios() -> dict[str, str]:
+    """name -> path of the robot-world scenarios shipped with the package."""
+    return _yaml_files(ROBOT_SCENARIO_DIR)
+
+
+def all_scenarios() -> dict[str, str]:
+    """Every shipped scenario, text worlds first."""
+    return {**shipped_scenarios(), **robot_scenarios()}
 
 
 def find_scenario(name_or_path: str) -> Scenario:
     if os.path.isfile(name_or_path):
         return Scenario.load(name_or_path)
-    shipped = shipped_scenarios()
+    shipped = all_scenarios()
     if name_or_path in shipped:
         return Scenario.load(shipped[name_or_path])
     raise ScenarioError(f'no scenario file {name_or_path!r} and no shipped scenario of that '
@@ -364,13 +424,30 @@ def aut_factory(scenario: Scenario, backend: Backend, aut_overrides: Mapping | N
                 grammar_for: Callable[[dict], str] | None = None,
                 clock: Callable[[], float] = time.monotonic,
                 sleep: Callable[[float], None] = time.sleep,
-                memory: Callable[[str], Any] | None = None
+                memory: Callable[[str], Any] | None = None,
+                worlds: Mapping[str, Callable] | None = None
                 ) -> Callable[[str, bool], SimulationBridge]:
     """`make_aut(goal, fresh)` for a SimulationSession: AUTs set up as the scenario says
     (fresh ones without its memories). `memory(name)` gives each AUT a memory port of the
     robot's own memory system (maxim_bringup composes one over the memory node); without it
-    an AUT has only its session memory."""
+    an AUT has only its session memory. A robot-world scenario needs `worlds['robot']`, the
+    factory of its AUTs (maxim_bringup.robot_world composes the world from the robot's
+    perception parts, which this package does not import)."""
     config = BridgeConfig(**{**scenario.aut, **dict(aut_overrides or {})})
+    if scenario.world != 'text':
+        factory = (worlds or {}).get(scenario.world)
+        if factory is None:
+            raise ScenarioError(f'{scenario.name} runs in the {scenario.world} world, which '
+                                'this runner was not given (run it with ./maxim scenario)')
+
+        def make_world_aut(goal: str, fresh: bool):
+            name = 'sub' if fresh else 'aut'
+            return factory(scenario, backend, config, grammar_for, name=name,
+                           memories=() if fresh else scenario.memories, clock=clock,
+                           sleep=sleep,
+                           memory_port=memory(name) if memory is not None else None)
+
+        return make_world_aut
 
     def make_aut(goal: str, fresh: bool) -> SimulationBridge:
         name = 'sub' if fresh else 'aut'
@@ -391,7 +468,8 @@ def run_scenario(scenario: Scenario, backend: Backend | None = None,
                  llm_analysis: bool = True, judge_timeout_s: float = 30.0,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 memory: Callable[[str], Any] | None = None) -> ScenarioReport:
+                 memory: Callable[[str], Any] | None = None,
+                 worlds: Mapping[str, Callable] | None = None) -> ScenarioReport:
     """Run a scenario through the orchestrator tools.
 
     Scripted (default): the AUT answers from `scenario.script` on a ScriptedBackend and the
@@ -412,7 +490,7 @@ def run_scenario(scenario: Scenario, backend: Backend | None = None,
         judge = judge_backend or (ScriptedBackend(list(scenario.judge_script), clock=clock)
                                   if scenario.judge_script else None)
     make_aut = aut_factory(scenario, aut_backend, aut_overrides, grammar_for, clock, sleep,
-                           memory)
+                           memory, worlds)
     t0 = clock()
     session = SimulationSession(make_aut, scenario.goal, judge,
                                 criteria_check=lambda acts: scenario.criteria.check(acts),
@@ -430,6 +508,12 @@ def run_scenario(scenario: Scenario, backend: Backend | None = None,
             elif 'pain' in turn:
                 name, args = 'inject_pain', {'pain_type': str(turn['pain']['pain_type']),
                                              'intensity': float(turn['pain']['intensity'])}
+            elif 'world' in turn:
+                try:
+                    session.main.world_event(turn['world'])
+                except ValueError as exc:
+                    report.reasons.append(f'world event failed: {exc}')
+                continue
             else:
                 name, args = turn['tool'], dict(turn.get('args') or {})
             out = tools.execute(name, args)
@@ -441,6 +525,13 @@ def run_scenario(scenario: Scenario, backend: Backend | None = None,
         actions = session.main.observe_actions()
         said = session.said(session.main)
         report.criteria = scenario.criteria.check(actions, said)
+        for spec in scenario.criteria.body:
+            try:
+                met, why = session.main.check_body(spec)
+            except ValueError as exc:
+                met, why = False, f'cannot check {spec}: {exc}'
+            report.criteria['met' if met else 'unmet'].append(f'body: {why}')
+            report.criteria['passed'] = report.criteria['passed'] and met
         if scenario.criteria.judge and judge is not None:
             try:
                 report.judge = session.judge.completion(scenario.goal, actions, said)
@@ -470,13 +561,16 @@ def run_suite(names: list[str] | None = None, backend: Backend | None = None, *,
               grammar_for: Callable[[dict], str] | None = None, llm_analysis: bool = False,
               judge_timeout_s: float = 30.0,
               on_run: Callable[[dict], None] | None = None,
-              memory: Callable[[str], Any] | None = None) -> dict:
+              memory: Callable[[str], Any] | None = None,
+              worlds: Mapping[str, Callable] | None = None) -> dict:
     """Run several scenarios (every shipped one by default), live once per seed, and say
     which pass and which fail and why. A run that raises is an 'error' with the exception.
 
-    Scripted runs replay on simulated time and ignore `seeds` (one run each).
+    Scripted runs replay on simulated time and ignore `seeds` (one run each). With a
+    robot world in `worlds`, the default is the robot-world scenarios too.
     """
-    names = list(names or shipped_scenarios())
+    names = list(names or (all_scenarios() if worlds and 'robot' in worlds
+                           else shipped_scenarios()))
     if not names:
         raise ScenarioError('no scenarios to run')
     seeds = list(seeds) if live else [None]
@@ -494,13 +588,14 @@ def run_suite(names: list[str] | None = None, backend: Backend | None = None, *,
                     report = run_scenario(scenario, backend, live=True,
                                           aut_overrides=overrides, grammar_for=grammar_for,
                                           llm_analysis=llm_analysis,
-                                          judge_timeout_s=judge_timeout_s, memory=memory)
+                                          judge_timeout_s=judge_timeout_s, memory=memory,
+                                          worlds=worlds)
                 else:
                     from maxim_core.sim.bridge import VirtualClock
                     clock = VirtualClock()
                     report = run_scenario(scenario, aut_overrides=overrides,
                                           grammar_for=grammar_for, clock=clock,
-                                          sleep=clock.sleep, memory=memory)
+                                          sleep=clock.sleep, memory=memory, worlds=worlds)
             except (ScenarioError, ValueError, RuntimeError) as exc:
                 run = {'scenario': scenario.name, 'seed': seed, 'status': 'error',
                        'reasons': [f'{type(exc).__name__}: {exc}'], 'unmet': [],
@@ -593,7 +688,7 @@ def generate_scenario(description: str, judge: Judge) -> tuple[Scenario, str]:
     return scenario, scenario.dump()
 
 
-__all__ = ['ActionMatch', 'aut_factory', 'Criteria', 'find_scenario', 'generate_scenario',
-           'history_lines', 'RecordingBackend', 'run_scenario', 'run_suite', 'Scenario',
-           'ScenarioError', 'ScenarioReport', 'shipped_scenarios', 'SCENARIO_DIR',
-           'suite_summary']
+__all__ = ['ActionMatch', 'all_scenarios', 'aut_factory', 'Criteria', 'find_scenario',
+           'generate_scenario', 'history_lines', 'RecordingBackend', 'robot_scenarios',
+           'run_scenario', 'run_suite', 'Scenario', 'ScenarioError', 'ScenarioReport',
+           'shipped_scenarios', 'SCENARIO_DIR', 'suite_summary']
