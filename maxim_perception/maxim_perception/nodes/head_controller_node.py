@@ -20,6 +20,8 @@ from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalS
                                            HeadStatus, PainEvent, TargetView)
 from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver,
                                            SerialServoDriver, ServoMapping, SimDriver)
+from maxim_perception.health import driver_health, Health
+from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
 from maxim_perception.throttle import LogThrottle
 
@@ -247,6 +249,14 @@ class HeadControllerNode(Node):
         self._thread = threading.Thread(target=self._control_loop, name='head_control',
                                         daemon=True)
         self._thread.start()
+        self.diagnostics = Diagnostics(self, 'driver', self.health)
+
+    def health(self) -> Health:
+        now = self._now()
+        with self._lock:
+            mode = self.core.status(now).mode
+        return driver_health(self.driver.name, self.driver_ok, self.driver_error,
+                             self.commands_sent, mode.name.lower(), self._retry_at - now)
 
     # ---- set-up -------------------------------------------------------------------------
 
