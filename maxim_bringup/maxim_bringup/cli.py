@@ -166,6 +166,9 @@ def _check(args) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     argv = list(argv if argv is not None else sys.argv[1:])
+    # Before any participant exists: the frame transport of every node this command starts.
+    from maxim_bringup import dds
+    dds.apply()
     if argv[:1] == ['scenario']:  # the simulation orchestrator has its own command line
         from maxim_core.sim.cli import main as scenario_main
         if argv[1:2] in (['list'], ['generate']):
