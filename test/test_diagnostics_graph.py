@@ -1,5 +1,6 @@
 """Health on the real graph: every node of maxim_bringup.graph.NODES reports on `diagnostics`,
-and `maxim check` reads them from another process and fails on a missing node.
+and `maxim check` reads them from another process and fails on a missing node; attention's
+debug image arrives JPEG-compressed and decodes.
 
 The robot graph runs in-process (synthetic camera, dry-run head driver, the scripted LLM
 backend, hashing embedder), with the console and recorder the runner adds; the simulated
@@ -47,11 +48,14 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
     from rclpy.parameter import Parameter
     from rich.console import Console
     from diagnostic_msgs.msg import DiagnosticArray
+    from sensor_msgs.msg import CompressedImage
 
     from maxim_bringup.check import check
     from maxim_bringup.graph import GRAPHS, NODES
     from maxim_bringup.runner import Runner, RunConfig
+    from maxim_perception.conversions import compressed_to_bgr
     from maxim_perception.nodes.sim_head_node import SimHeadNode
+    from maxim_perception.qos import SENSOR
 
     out = Console(record=True, width=120, color_system=None)
     runner = Runner(RunConfig(graph='robot', params_file=_params(tmp_path), console=True,
@@ -76,10 +80,17 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
             for st in msg.status:
                 latest[st.name.partition(': ')[0]] = st
         probe.create_subscription(DiagnosticArray, 'diagnostics', on_diag, 50)
+        jpegs = []
+        probe.create_subscription(CompressedImage, 'attention/debug_image/compressed',
+                                  jpegs.append, SENSOR)
         for _ in range(1200):      # at most ~60 s on a loaded machine
             executor.spin_once(timeout_sec=0.05)
-            if set(NODES) <= set(latest) and latest['attention'].level[0] == 0:
+            if set(NODES) <= set(latest) and latest['attention'].level[0] == 0 and jpegs:
                 break
+        # The debug view for a viewer on another machine: a JPEG of the camera's size.
+        assert jpegs, 'no attention/debug_image/compressed'
+        assert compressed_to_bgr(jpegs[-1]).shape == (240, 320, 3)
+        assert jpegs[-1].format.endswith('jpeg compressed bgr8')
         assert set(NODES) <= set(latest), f'no diagnostics from {set(NODES) - set(latest)}'
         for name, st in latest.items():
             assert st.message and st.values, (name, st)
@@ -96,6 +107,7 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
         cli = subprocess.run(
             [sys.executable, '-m', 'maxim_bringup.cli', 'check', '--graph', 'robot',
              '--timeout', '10'], env=env, capture_output=True, text=True, timeout=120)
+        print(cli.stdout)
         assert cli.returncode == 0, cli.stdout + cli.stderr
         lines = cli.stdout.splitlines()
         for node in GRAPHS['robot']:

@@ -95,7 +95,10 @@ def summarize(statuses: list[dict], expected: list[str], timeout_s: float
             merged.update(st['values'])
         keys = KEY_VALUES.get(node, ())
         shown = {k: merged[k] for k in keys if k in merged}
-        message = '; '.join(f'{split_name(s["name"])[1] or node}: {s["message"]}'
-                            for s in sorted(got, key=lambda s: -s['level']))
+        if len(got) == 1:
+            message = got[0]['message']
+        else:      # several components: each named, the worst first
+            message = '; '.join(f'{split_name(s["name"])[1] or node}: {s["message"]}'
+                                for s in sorted(got, key=lambda s: -s['level']))
         reports.append(NodeReport(node, level, message, shown))
     return reports

@@ -29,7 +29,7 @@ def test_every_expected_node_gets_a_line_and_a_missing_one_fails():
     assert fear.level == MISSING and fear.failed and '3 s' in fear.message
     assert console.level == 'OK'
     line = llm.line(8)
-    assert line.startswith('OK      llm') and 'queue_depth=0' in line
+    assert line.startswith('OK      llm      serving gemma') and 'queue_depth=0' in line
 
 
 def test_the_worst_component_decides_and_error_fails():
