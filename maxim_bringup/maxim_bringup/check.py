@@ -15,7 +15,7 @@ from maxim_bringup.health import infer_graph, split_name, summarize
 
 
 def read_diagnostics(namespace: str = '', domain_id: int | None = None,
-                     timeout_s: float = 3.0, expected: list[str] | None = None,
+                     timeout_s: float = 5.0, expected: list[str] | None = None,
                      context=None) -> list[dict]:
     """The latest status of every component seen on `<namespace>/diagnostics` within
     `timeout_s` (sooner once every node of `expected` reported, after one full period)."""
@@ -56,7 +56,7 @@ def read_diagnostics(namespace: str = '', domain_id: int | None = None,
 
 
 def check(graph: str = 'auto', namespace: str = '', domain_id: int | None = None,
-          timeout_s: float = 3.0, nodes: list[str] | None = None, out=print,
+          timeout_s: float = 5.0, nodes: list[str] | None = None, out=print,
           context=None) -> int:
     """Print one line per node and return the exit code (0 healthy, 1 missing or ERROR)."""
     if graph != 'auto' and graph not in GRAPHS:

@@ -116,8 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--namespace', default='', help="the robot's namespace (e.g. r1)")
     p.add_argument('--domain-id', type=int, default=None,
                    help='ROS domain id (default: ROS_DOMAIN_ID)')
-    p.add_argument('--timeout', type=float, default=3.0,
-                   help='seconds to listen for statuses (default 3; nodes report every 1 s)')
+    p.add_argument('--timeout', type=float, default=5.0,
+                   help='seconds to listen for statuses at most (default 5; nodes report '
+                   'every 1 s, and a new participant may take seconds to discover them all '
+                   'on a busy machine); with --graph or --nodes it stops once all reported')
     p.set_defaults(func=_check)
     p = sub.add_parser('report', help='an HTML report of a session recording, or of two '
                        'compared side by side')
