@@ -253,6 +253,11 @@ def report(r: dict) -> str:
                      f'ratio {pc["p95_ms"] / pe["p95_ms"]:.2f}')
     lines.append(f'  p95 command / frame period : {cmd["p95_ms"] / r["frame_period_ms"]:.2f} '
                  f'(goal < 1: under {r["frame_period_ms"]:.0f} ms)')
+    if 'load' in r:
+        before, after, cores = r['load']
+        lines.append(f'  machine load (1 min)       : {before:.1f} before, {after:.1f} after, '
+                     f'{cores} cores (a reader starved of CPU loses frames from its history '
+                     'whatever the transport)')
     return '\n'.join(lines)
 
 
@@ -285,8 +290,10 @@ def main(argv=None) -> int:
         for name in dds.PROFILE_VARS:
             os.environ[name] = os.path.abspath(args.dds_profile)
     seconds = args.seconds or (15.0 if args.quick else 60.0)
+    load_before = os.getloadavg()[0]
     r = measure_latency(seconds, args.width, args.height, args.fps)
     r['transport'] = transport
+    r['load'] = (load_before, os.getloadavg()[0], os.cpu_count())
     print(report(r))
     return 0
 
