@@ -67,6 +67,7 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
     rclpy.init(context=ctx)
     executor = SingleThreadedExecutor(context=ctx)
     sim = None
+    extra = []
     try:
         sim = SimHeadNode(context=ctx, parameter_overrides=[
             Parameter('width', value=160), Parameter('height', value=120),
@@ -114,6 +115,31 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
             assert any(line.split()[1:2] == [node] for line in lines), (node, cli.stdout)
         assert 'healthy' in lines[-1]
 
+        # A second robot in its own namespace: checked there, and not seen from another.
+        from maxim_core.nodes.fear_node import FearNode
+        other = FearNode(context=ctx, namespace='r1')
+        executor.add_node(other)
+        extra.append(other)
+        spinning = threading.Event()
+
+        def spin_probe():       # the r1 node reports while check() spins its own node
+            while not spinning.is_set():
+                executor.spin_once(timeout_sec=0.05)
+        spinner = threading.Thread(target=spin_probe, daemon=True)
+        spinner.start()
+        try:
+            printed = []
+            assert check(nodes=['fear'], namespace='r1', timeout_s=10.0, out=printed.append,
+                         context=ctx) == 0, printed
+            assert 'in r1 healthy' in printed[-1]
+            printed = []
+            assert check(nodes=['fear'], namespace='r2', timeout_s=2.0, out=printed.append,
+                         context=ctx) == 1
+            assert printed[0].startswith('MISSING') and 'fear' in printed[0]
+        finally:
+            spinning.set()
+            spinner.join(timeout=5.0)
+
         # A node that is not there fails the check, with its name.
         printed = []
         code = check(nodes=['camera', 'no_such_node'], timeout_s=2.0, out=printed.append,
@@ -122,9 +148,9 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
         assert any(p.startswith('MISSING') and 'no_such_node' in p for p in printed), printed
         assert 'no_such_node' in printed[-1]
     finally:
-        if sim is not None:
-            executor.remove_node(sim)
-            sim.destroy_node()
+        for node in extra + ([sim] if sim is not None else []):
+            executor.remove_node(node)
+            node.destroy_node()
         rclpy.try_shutdown(context=ctx)
         runner.request_stop()
         spin.join(timeout=10)

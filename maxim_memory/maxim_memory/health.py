@@ -22,6 +22,12 @@ class Health:
     hardware_id: str = ''
 
 
+def not_ready(what: str) -> Health:
+    """A node whose resources are not acquired yet (a lifecycle node before configure or
+    after cleanup): a warning that says which, not a failure."""
+    return Health(WARN, f'not configured: {what}', {'state': 'unconfigured'})
+
+
 def database_health(st: dict, episodes_stored: int, episodes_lost: int, path: str) -> Health:
     """The memory database: OK while writable, WARN while writes wait in the journal (none is
     lost), ERROR once a write was lost. `st` is MemoryStore.status()."""

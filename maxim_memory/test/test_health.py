@@ -1,6 +1,6 @@
 """The memory node's health builder: the database's state as OK / WARN / ERROR."""
 
-from maxim_memory.health import database_health, ERROR, OK, WARN
+from maxim_memory.health import database_health, ERROR, not_ready, OK, WARN
 
 
 def _status(**kw):
@@ -31,3 +31,7 @@ def test_health_becomes_a_diagnostic_status():
     st = health_to_status(database_health(_status(), 1, 0, 'm.db'), 'memory: database')
     assert st.level == DiagnosticStatus.OK and st.hardware_id == 'm.db'
     assert {kv.key: kv.value for kv in st.values}['episodes_stored'] == '1'
+
+
+def test_a_database_not_open_yet_is_a_warning():
+    assert not_ready('the database is not open').level == WARN

@@ -27,6 +27,12 @@ class Health:
     hardware_id: str = ''
 
 
+def not_ready(what: str) -> Health:
+    """A node whose resources are not acquired yet (a lifecycle node before configure or
+    after cleanup): a warning that says which, not a failure."""
+    return Health(WARN, f'not configured: {what}', {'state': 'unconfigured'})
+
+
 class RateMeter:
     """Events per second over the last `window_s` seconds (frames received, processed...).
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from maxim_perception.health import (attention_health, camera_health, driver_health, ERROR,
-                                     missed_periods, OK, RateMeter, sim_head_health, WARN)
+                                     missed_periods, not_ready, OK, RateMeter, sim_head_health,
+                                     WARN)
 
 
 class Clock:
@@ -118,3 +119,9 @@ def test_the_debug_image_as_jpeg_decodes_to_the_same_picture():
     msg.data = b'not a jpeg'
     with pytest.raises(ImageConversionError):
         compressed_to_bgr(msg)
+
+
+def test_a_node_not_configured_yet_is_a_warning_that_says_what_is_missing():
+    h = not_ready('the camera is not open')
+    assert h.level == WARN and h.message == 'not configured: the camera is not open'
+    assert h.values == {'state': 'unconfigured'}

@@ -18,7 +18,7 @@ from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecal
 from maxim_memory import conversions as conv
 from maxim_memory.embedding import make_embedder
 from maxim_memory.enrich import channels_to_dict, MemoryEnricher
-from maxim_memory.health import database_health, Health
+from maxim_memory.health import database_health, Health, not_ready
 from maxim_memory.hub import (HubConfig, memory_size, MemoryHub, QueryError, to_plain,
                               UnavailableError)
 from maxim_memory.nodes.diagnostics import Diagnostics
@@ -253,6 +253,8 @@ class MemoryNode(Node):
         self._publish_diagnostics()
 
     def health(self) -> Health:
+        if getattr(self, 'hub', None) is None:
+            return not_ready('the database is not open')
         return database_health(self.hub.store.status(), self.episodes_stored,
                                self.episodes_lost, str(self.hub.store.path))
 

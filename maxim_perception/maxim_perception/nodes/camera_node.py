@@ -16,7 +16,7 @@ from maxim_perception.camera import (CameraStatus, OpenCVCamera, ReconnectingCam
                                      SyntheticCamera)
 from maxim_perception.camera_model import CameraModel
 from maxim_perception.conversions import camera_info_to_msg, image_to_msg
-from maxim_perception.health import camera_health, Health, missed_periods, RateMeter
+from maxim_perception.health import camera_health, Health, missed_periods, not_ready, RateMeter
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import SENSOR
 
@@ -127,7 +127,9 @@ class CameraNode(Node):
         self.info_pub.publish(camera_info_to_msg(self.model, frame_id, stamp))
 
     def health(self) -> Health:
-        cam = self.camera
+        cam = getattr(self, 'camera', None)
+        if cam is None:
+            return not_ready('the camera is not open')
         return camera_health(cam.status.value, cam.message, cam.source.describe(), cam.frames,
                              self.rate.rate(), self.config.fps, self.dropped, cam.attempts,
                              cam.failures, cam.next_attempt_in, self.rate.settled())

@@ -20,7 +20,7 @@ from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalS
                                            HeadStatus, PainEvent, TargetView)
 from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver,
                                            SerialServoDriver, ServoMapping, SimDriver)
-from maxim_perception.health import driver_health, Health
+from maxim_perception.health import driver_health, Health, not_ready
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
 from maxim_perception.throttle import LogThrottle
@@ -252,6 +252,8 @@ class HeadControllerNode(Node):
         self.diagnostics = Diagnostics(self, 'driver', self.health)
 
     def health(self) -> Health:
+        if getattr(self, 'driver', None) is None:
+            return not_ready('no head driver')
         now = self._now()
         with self._lock:
             mode = self.core.status(now).mode

@@ -14,7 +14,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 
-from maxim_perception.health import Health, RateMeter, sim_head_health
+from maxim_perception.health import Health, not_ready, RateMeter, sim_head_health
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, SENSOR
 from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
@@ -241,6 +241,8 @@ class SimHeadNode(Node):
         self.rate.tick()
 
     def health(self) -> Health:
+        if getattr(self, 'sim', None) is None:
+            return not_ready('no simulation')
         with self._lock:
             command = self._command
         p = self.params
