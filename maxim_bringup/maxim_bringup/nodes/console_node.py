@@ -28,6 +28,8 @@ class ConsoleNode(Node):
         thoughts (maxim_interfaces/Thought), percepts (maxim_interfaces/Percept),
         tool_results (maxim_interfaces/ToolResult), pain (maxim_interfaces/PainSignal),
         idle (maxim_interfaces/IdleEvent)
+    Publishers:
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: lines shown)
     """
 
     def __init__(self, console: Console | None = None, node_name: str = 'console', **kwargs):

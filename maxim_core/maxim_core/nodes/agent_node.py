@@ -47,7 +47,8 @@ class AgentNode(Node):
     Publishers: thoughts (Thought), tool_calls (ToolCall), tool_results (ToolResult),
         episodes (Episode), head/goal (HeadGoal), idle (IdleEvent),
         idle/provenance (IdleProvenance), pain (PainSignal: tool failures),
-        interaction/request (InteractionRequest: request_interaction's questions)
+        interaction/request (InteractionRequest: request_interaction's questions),
+        diagnostics (DiagnosticArray, 1 Hz: the mind, the tool sandbox, the model)
     Services: agent/energy_status (EnergyStatus), agent/submit_task (SubmitTask)
     Actions: agent/deliberate (Deliberate)
     Clients: llm/generate, llm/tokenize, fear/review_action, memory/*, perception/*

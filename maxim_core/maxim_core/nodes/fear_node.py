@@ -70,6 +70,8 @@ class FearNode(Node):
         nac.block_value (double, 0.1), nac.block_confidence (double, 0.85): the NAc rule.
         nac.timeout_s (double, 0.5): bound on memory/predict_outcome; past it the layer is
             skipped (and the reason says so).
+    Publishers:
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: reviews, blocked, helpers).
     Services:
         fear/review_action (maxim_interfaces/ReviewAction)
     Clients:

@@ -67,6 +67,9 @@ class LLMNode(LifecycleNode):
         queue.wait_timeout_s (double, 30.0), generate.max_tokens (int, 256),
         generate.temperature (0.8), generate.top_p (0.95), generate.top_k (40),
         generate.min_p (0.05), generate.repeat_penalty (1.1), generate.timeout_s (120.0)
+    Publishers:
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: lifecycle state, model loaded,
+            queue depth).
     Services:
         llm/tokenize (maxim_interfaces/Tokenize)
     Actions:

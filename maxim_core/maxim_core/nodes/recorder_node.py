@@ -92,6 +92,7 @@ class RecorderNode(Node):
             node); written into the file as the MCAP metadata record 'maxim_run', one entry
             per key, each value as JSON, so a report shows the parameters and model.
     Subscriptions: every entry of `topics`, raw.
+    Publishers: diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: messages written).
     """
 
     def __init__(self, **kwargs):

@@ -192,6 +192,7 @@ class HeadControllerNode(Node):
         ~/reflex_source (std_msgs/Header, debug): published with the first command that acts
             on a new attention state, stamped with that state's stamp (its camera frame's), so
             the latency from a frame to the command it caused can be measured.
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: the driver's state).
     Subscriptions:
         attention/state (maxim_interfaces/AttentionState), head/goal (maxim_interfaces/HeadGoal),
         joint_states (sensor_msgs/JointState, driver sim).

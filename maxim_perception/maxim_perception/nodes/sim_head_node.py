@@ -103,7 +103,8 @@ class SimHeadNode(Node):
         camera/image_raw (sensor_msgs/Image rgb8, sensor QoS),
         camera/camera_info (sensor_msgs/CameraInfo, sensor QoS),
         joint_states (sensor_msgs/JointState: head_pan_joint, head_tilt_joint),
-        clock (rosgraph_msgs/Clock).
+        clock (rosgraph_msgs/Clock),
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: frames, fps, render error).
     Subscriptions:
         head/joint_commands (sensor_msgs/JointState: position set points by joint name).
     """
