@@ -69,9 +69,13 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
     sim = None
     extra = []
     try:
-        sim = SimHeadNode(context=ctx, parameter_overrides=[
+        # Its images and joints kept apart from the robot graph's (only its health is shared).
+        remap = [f'{t}:=sim/{t}' for t in ('camera/image_raw', 'camera/camera_info',
+                                           'joint_states', 'head/joint_commands')]
+        sim = SimHeadNode(context=ctx, cli_args=['--ros-args'] + [
+            a for r in remap for a in ('-r', r)], parameter_overrides=[
             Parameter('width', value=160), Parameter('height', value=120),
-            Parameter('fps', value=5.0)])
+            Parameter('fps', value=5.0), Parameter('publish_clock', value=False)])
         probe = rclpy.create_node('diag_probe', context=ctx)
         executor.add_node(sim)
         executor.add_node(probe)
@@ -90,7 +94,7 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
                 break
         # The debug view for a viewer on another machine: a JPEG of the camera's size.
         assert jpegs, 'no attention/debug_image/compressed'
-        assert compressed_to_bgr(jpegs[-1]).shape == (240, 320, 3)
+        assert {compressed_to_bgr(j).shape for j in jpegs} == {(240, 320, 3)}
         assert jpegs[-1].format.endswith('jpeg compressed bgr8')
         assert set(NODES) <= set(latest), f'no diagnostics from {set(NODES) - set(latest)}'
         for name, st in latest.items():
