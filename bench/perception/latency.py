@@ -17,11 +17,13 @@ Three latencies are printed (p50/p95/max), with ratios of the p95s to the echo's
 - command: frame published -> the head command it caused (its reflex_source) received.
 
 Each line also says how many of the published frames got that far: images are best effort,
-and a 640x480 bgr8 frame (0.9 MB) is larger than Fast DDS's default shared-memory segment
-(0.5 MB), so it travels in fragments, and a busy machine loses some (about half, measured with
-both cores saturated; none with a 16 MB segment). `--dds-profile` runs the same measurement
-with another Fast DDS XML profile, to compare (bench/perception/fastdds_shm.xml). When frames
-were lost, the ratio is also printed over the frames both the echo and the command path got.
+and a 640x480 bgr8 frame (0.9 MB) is larger than Fast DDS's built-in shared-memory segment
+(0.5 MB), so with the built-in transport it travels in fragments and a busy machine loses
+about half. The project's default set-up (maxim_bringup/dds.py: a Fast DDS profile with a
+16 MB segment, config/fastdds.xml) is what this runs by default; `--dds-profile builtin` runs
+the same measurement on Fast DDS's built-in transport, `--dds-profile FILE` with another
+profile. When frames were lost, the ratio is also printed over the frames both the echo and
+the command path got.
 
     python bench/perception/latency.py [--quick] [--seconds S] [--width 640 --height 480]
 
@@ -238,6 +240,9 @@ def report(r: dict) -> str:
                     ('frame -> head command', cmd)):
         lines.append(f'  {name:26s} p50 {s["p50_ms"]:6.1f} ms  p95 {s["p95_ms"]:6.1f} ms  '
                      f'max {s["max_ms"]:6.1f} ms  ({s["n"]} of {r["frames"]} frames)')
+    every = echo['n'] == cmd['n'] == r['frames']
+    lines.append(f'  every frame delivered      : {"yes" if every else "NO"} (echo {echo["n"]}, '
+                 f'head command {cmd["n"]} of {r["frames"]}; transport: {r["transport"]})')
     lines.append(f'  ratio p95 command / echo   : {cmd["p95_ms"] / echo["p95_ms"]:.2f} '
                  '(goal <= 1.5)')
     lines.append(f'  ratio p95 attention / echo : {att["p95_ms"] / echo["p95_ms"]:.2f}')
@@ -248,6 +253,11 @@ def report(r: dict) -> str:
                      f'ratio {pc["p95_ms"] / pe["p95_ms"]:.2f}')
     lines.append(f'  p95 command / frame period : {cmd["p95_ms"] / r["frame_period_ms"]:.2f} '
                  f'(goal < 1: under {r["frame_period_ms"]:.0f} ms)')
+    if 'load' in r:
+        before, after, cores = r['load']
+        lines.append(f'  machine load (1 min)       : {before:.1f} before, {after:.1f} after, '
+                     f'{cores} cores (a reader starved of CPU loses frames from its history '
+                     'whatever the transport)')
     return '\n'.join(lines)
 
 
@@ -258,16 +268,32 @@ def main(argv=None) -> int:
     parser.add_argument('--width', type=int, default=640)
     parser.add_argument('--height', type=int, default=480)
     parser.add_argument('--fps', type=float, default=30.0)
-    parser.add_argument('--dds-profile', default='',
-                        help='a Fast DDS XML profile for every process of the run (e.g. a '
-                             'larger shared-memory segment, to compare transports)')
+    parser.add_argument('--dds-profile', default='default',
+                        help="the Fast DDS set-up of every process: default (the project's, "
+                             "maxim_bringup/dds.py), builtin (Fast DDS's built-in transport) "
+                             'or an XML profile file')
     args = parser.parse_args(argv)
-    if args.dds_profile:
+    from maxim_bringup import dds
+    transport = args.dds_profile
+    if args.dds_profile == 'builtin':
+        for name in dds.PROFILE_VARS:
+            os.environ.pop(name, None)
+        transport = "Fast DDS's built-in"
+    elif args.dds_profile == 'default':
+        dds.apply()
+        chosen = os.environ.get(dds.PROFILE_VARS[0], '')
+        transport = f'default set-up, profile {chosen}' if chosen else \
+            "default set-up, Fast DDS's built-in (see the warning above)"
+    else:
         if not os.path.isfile(args.dds_profile):
             parser.error(f'no such file: {args.dds_profile}')
-        os.environ['FASTRTPS_DEFAULT_PROFILES_FILE'] = os.path.abspath(args.dds_profile)
+        for name in dds.PROFILE_VARS:
+            os.environ[name] = os.path.abspath(args.dds_profile)
     seconds = args.seconds or (15.0 if args.quick else 60.0)
+    load_before = os.getloadavg()[0]
     r = measure_latency(seconds, args.width, args.height, args.fps)
+    r['transport'] = transport
+    r['load'] = (load_before, os.getloadavg()[0], os.cpu_count())
     print(report(r))
     return 0
 

@@ -1,6 +1,8 @@
 """Launch pieces shared by sim.launch.py and robot.launch.py."""
 
-from launch.actions import DeclareLaunchArgument
+import os
+
+from launch.actions import DeclareLaunchArgument, LogInfo, SetEnvironmentVariable
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
 
@@ -35,3 +37,15 @@ def node_kwargs():
         output='screen',
         emulate_tty=True,
     )
+
+
+def dds_profile_actions():
+    """Maxim's Fast DDS profile for every process launched (config/fastdds.xml: a shared-memory
+    segment that holds camera frames), unless the user set one; a warning instead where
+    /dev/shm is too small (maxim_bringup/dds.py)."""
+    from maxim_bringup import dds
+    updates, warning = dds.choose(os.environ, dds.shm_free_bytes(), dds.profile_path())
+    actions = [SetEnvironmentVariable(name, value) for name, value in updates.items()]
+    if warning:
+        actions.append(LogInfo(msg=f'maxim: {warning}'))
+    return actions

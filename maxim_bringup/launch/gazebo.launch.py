@@ -18,7 +18,7 @@ from launch_ros.actions import LifecycleNode, Node
 from launch_ros.substitutions import FindPackageShare
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import node_kwargs, standard_arguments  # noqa: E402
+from common import dds_profile_actions, node_kwargs, standard_arguments  # noqa: E402
 
 BRIDGED = [
     'camera/image_raw@sensor_msgs/msg/Image[gz.msgs.Image',
@@ -33,7 +33,8 @@ BRIDGED = [
 def generate_launch_description():
     common = node_kwargs()
     world = PathJoinSubstitution([FindPackageShare('maxim_bringup'), 'worlds', 'maxim_head.sdf'])
-    return LaunchDescription(standard_arguments('sim.yaml', 'true') + [
+    dds = dds_profile_actions()   # the frame transport (config/fastdds.xml)
+    return LaunchDescription(standard_arguments('sim.yaml', 'true') + dds + [
         DeclareLaunchArgument('world', default_value=world,
                               description='SDF world with the maxim_head model'),
         DeclareLaunchArgument('gz_args', default_value='-r -s',

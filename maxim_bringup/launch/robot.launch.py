@@ -18,13 +18,14 @@ from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import node_kwargs, standard_arguments  # noqa: E402
+from common import dds_profile_actions, node_kwargs, standard_arguments  # noqa: E402
 
 
 def generate_launch_description():
     common = node_kwargs()
     urdf = PathJoinSubstitution([FindPackageShare('maxim_bringup'), 'urdf', 'maxim_head.urdf'])
-    return LaunchDescription(standard_arguments('robot.yaml', 'false') + [
+    dds = dds_profile_actions()   # the frame transport (config/fastdds.xml)
+    return LaunchDescription(standard_arguments('robot.yaml', 'false') + dds + [
         Node(package='maxim_perception', executable='camera_node', name='camera', **common),
         Node(package='maxim_perception', executable='attention_node', name='attention',
              **common),

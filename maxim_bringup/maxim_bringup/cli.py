@@ -3,7 +3,7 @@
     maxim sim      the simulated head with the embedded model (the main job)
     maxim robot    the real head (camera + serial pan/tilt), in one process
     maxim nodes    list the nodes of each graph
-    maxim check    check that every dependency imports
+    maxim check    is a running robot healthy? (every node's diagnostics; --deps: imports)
     maxim report   an HTML report of a session recording (--record), or of two compared
     maxim scenario run|suite|list|agent|generate   the simulation scenarios (text and robot)
 
@@ -106,7 +106,20 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=_run)
     p = sub.add_parser('nodes', help='list the nodes of each graph')
     p.set_defaults(func=_nodes)
-    p = sub.add_parser('check', help='check that every dependency imports')
+    p = sub.add_parser('check', help="check a running robot: every node's diagnostics "
+                       '(exit 1 when a node is missing or in ERROR)')
+    p.add_argument('--deps', action='store_true',
+                   help='only check that every dependency imports')
+    p.add_argument('--graph', default='auto', help='the graph to expect: auto (from what '
+                   'reports), sim, robot or headless')
+    p.add_argument('--nodes', nargs='+', metavar='NODE', help='expect exactly these nodes')
+    p.add_argument('--namespace', default='', help="the robot's namespace (e.g. r1)")
+    p.add_argument('--domain-id', type=int, default=None,
+                   help='ROS domain id (default: ROS_DOMAIN_ID)')
+    p.add_argument('--timeout', type=float, default=5.0,
+                   help='seconds to listen for statuses at most (default 5; nodes report '
+                   'every 1 s, and a new participant may take seconds to discover them all '
+                   'on a busy machine); with --graph or --nodes it stops once all reported')
     p.set_defaults(func=_check)
     p = sub.add_parser('report', help='an HTML report of a session recording, or of two '
                        'compared side by side')
@@ -132,17 +145,32 @@ def _report(args) -> int:
     return report_main(list(args.recordings) + (['--out', args.out] if args.out else []))
 
 
-def _check(_args) -> int:
+def _check(args) -> int:
     problems = check_dependencies()
     for line in problems:
         print(f'maxim: {line}', file=sys.stderr)
-    if not problems:
+    if problems:
+        return 2
+    if args.deps:
         print('maxim: every dependency imports')
-    return 2 if problems else 0
+        return 0
+    if not args.timeout > 0:
+        print('maxim: --timeout must be a positive number of seconds', file=sys.stderr)
+        return 2
+    from maxim_bringup.check import check
+    try:
+        return check(args.graph, args.namespace, args.domain_id, args.timeout, args.nodes,
+                     out=lambda line: print(line, flush=True))
+    except KeyError as exc:
+        print(f'maxim: {exc.args[0]}', file=sys.stderr)
+        return 2
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = list(argv if argv is not None else sys.argv[1:])
+    # Before any participant exists: the frame transport of every node this command starts.
+    from maxim_bringup import dds
+    dds.apply()
     if argv[:1] == ['scenario']:  # the simulation orchestrator has its own command line
         from maxim_core.sim.cli import main as scenario_main
         if argv[1:2] in (['list'], ['generate']):

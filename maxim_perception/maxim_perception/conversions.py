@@ -6,9 +6,10 @@ Images go through numpy buffers (np.frombuffer / reshape / tobytes), never per-p
 
 from builtin_interfaces.msg import Time as TimeMsg
 import cv2
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point
 import numpy as np
-from sensor_msgs.msg import CameraInfo, Image
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 from visualization_msgs.msg import Marker, MarkerArray
 
 from maxim_interfaces.msg import AttentionState, Detection, Percept
@@ -16,6 +17,7 @@ from maxim_perception.attention.attention import (AttentionResult, MODE_IDLE, MO
                                                   MODE_TRACK, PerceptSummary, Target)
 from maxim_perception.attention.detectors import KIND_COLOR, KIND_FACE, KIND_MOTION
 from maxim_perception.camera_model import CameraModel
+from maxim_perception.health import Health
 
 # ==== camera and attention ====================================================================
 
@@ -116,6 +118,36 @@ def msg_to_bgr(msg: Image) -> np.ndarray:
     if enc in ('mono8', '8UC1'):
         return cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR)
     raise ImageConversionError(f'{enc} is not an 8-bit colour or grey encoding')
+
+
+def image_to_compressed(array: np.ndarray, stamp: TimeMsg | None = None, frame_id: str = '',
+                        quality: int = 80) -> CompressedImage:
+    """A JPEG CompressedImage of a BGR (or grey) array, as image_transport's `compressed`
+    plugin sends it (format 'bgr8; jpeg compressed bgr8'): a 640x480 debug view in tens of KB,
+    for rviz or Foxglove across a network."""
+    arr = np.asarray(array)
+    if arr.dtype != np.uint8 or not (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] == 3)):
+        raise ImageConversionError(f'JPEG needs an 8-bit BGR or grey image, got {arr.dtype} '
+                                   f'{arr.shape}')
+    ok, buf = cv2.imencode('.jpg', arr, [int(cv2.IMWRITE_JPEG_QUALITY), int(quality)])
+    if not ok:
+        raise ImageConversionError(f'JPEG encoding of a {arr.shape} image failed')
+    msg = CompressedImage()
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.header.frame_id = frame_id
+    msg.format = 'bgr8; jpeg compressed bgr8' if arr.ndim == 3 else 'mono8; jpeg compressed mono8'
+    msg.data = buf.tobytes()
+    return msg
+
+
+def compressed_to_bgr(msg: CompressedImage) -> np.ndarray:
+    """The BGR array of a JPEG or PNG CompressedImage."""
+    arr = cv2.imdecode(np.frombuffer(bytes(msg.data), dtype=np.uint8), cv2.IMREAD_COLOR)
+    if arr is None:
+        raise ImageConversionError(f'CompressedImage ({msg.format!r}, {len(msg.data)} bytes) '
+                                   'does not decode')
+    return arr
 
 
 def camera_info_to_msg(model: CameraModel, frame_id: str = '',
@@ -240,3 +272,14 @@ def attention_to_markers(result: AttentionResult, model: CameraModel,
     return out
 
 # ==== head control (added by the head-control work below) ====================================
+
+
+# ==== health ==================================================================================
+
+
+def health_to_status(health: Health, name: str) -> DiagnosticStatus:
+    """A node's Health as a DiagnosticStatus named '<node>: <component>'."""
+    return DiagnosticStatus(
+        level=bytes([health.level]), name=name, message=health.message[:1000],
+        hardware_id=health.hardware_id,
+        values=[KeyValue(key=str(k), value=str(v)) for k, v in health.values.items()])

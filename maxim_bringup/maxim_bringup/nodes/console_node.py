@@ -11,6 +11,8 @@ from rich.console import Console
 
 from maxim_bringup import display
 from maxim_bringup.conversions import msg_to_dict
+from maxim_bringup.health import console_health
+from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_interfaces.msg import IdleEvent, PainSignal, Percept, Thought, ToolResult
 
 MAX_LINE = 2000     # characters of one printed line; the rest is counted, not printed
@@ -26,6 +28,8 @@ class ConsoleNode(Node):
         thoughts (maxim_interfaces/Thought), percepts (maxim_interfaces/Percept),
         tool_results (maxim_interfaces/ToolResult), pain (maxim_interfaces/PainSignal),
         idle (maxim_interfaces/IdleEvent)
+    Publishers:
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: lines shown)
     """
 
     def __init__(self, console: Console | None = None, node_name: str = 'console', **kwargs):
@@ -45,6 +49,8 @@ class ConsoleNode(Node):
         self.create_subscription(ToolResult, 'tool_results', self._on_tool_result, qos)
         self.create_subscription(PainSignal, 'pain', self._on_pain, qos)
         self.create_subscription(IdleEvent, 'idle', self._on_idle, 10)
+        self.lines = 0
+        self.diagnostics = Diagnostics(self, 'console', lambda: console_health(self.lines))
 
     def _print(self, text: str) -> None:
         # A line is for a person: a 20,000-character thought costs rich ~0.1 s to wrap, and a
@@ -52,6 +58,7 @@ class ConsoleNode(Node):
         if len(text) > MAX_LINE:
             text = f'{text[:MAX_LINE]} … ({len(text) - MAX_LINE} more characters)'
         self._console.print(text)
+        self.lines += 1
 
     def _on_thought(self, msg: Thought) -> None:
         self._print(display.format_thought(msg_to_dict(msg)))

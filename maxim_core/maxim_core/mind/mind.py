@@ -620,6 +620,11 @@ class Mind:
                                                  daemon=True)
             self._idle_worker.start()
 
+    @property
+    def running(self) -> bool:
+        """The worker thread is alive: started and not stopped."""
+        return self._worker is not None and self._worker.is_alive() and not self._stop.is_set()
+
     def _work(self) -> None:
         while not self._stop.is_set():
             self.run_next(0.2)

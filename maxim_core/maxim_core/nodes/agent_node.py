@@ -15,13 +15,16 @@ from sensor_msgs.msg import JointState
 
 from maxim_core import conversions as conv
 from maxim_core.deliberation.cycles import DeliberationConfig
+from maxim_core.health import agent_health, Health
 from maxim_core.idle.tasks import TaskError, TaskNotFound
 from maxim_core.llm.backend import LLMError
 from maxim_core.mind import DEFAULT_ACTIVE, Mind, MindConfig
 from maxim_core.nodes.agent_events import AgentEvents, Interaction
 from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
+from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_core.nodes.params import declare_idle, declare_string_array
 from maxim_core.qos import EVENTS, SENSOR
+from maxim_core.tools import sandbox
 from maxim_interfaces.action import Deliberate
 from maxim_interfaces.msg import Episode, PainSignal, Percept, Thought, ToolCall
 from maxim_interfaces.srv import EnergyStatus, SubmitTask
@@ -44,7 +47,8 @@ class AgentNode(Node):
     Publishers: thoughts (Thought), tool_calls (ToolCall), tool_results (ToolResult),
         episodes (Episode), head/goal (HeadGoal), idle (IdleEvent),
         idle/provenance (IdleProvenance), pain (PainSignal: tool failures),
-        interaction/request (InteractionRequest: request_interaction's questions)
+        interaction/request (InteractionRequest: request_interaction's questions),
+        diagnostics (DiagnosticArray, 1 Hz: the mind, the tool sandbox, the model)
     Services: agent/energy_status (EnergyStatus), agent/submit_task (SubmitTask)
     Actions: agent/deliberate (Deliberate)
     Clients: llm/generate, llm/tokenize, fear/review_action, memory/*, perception/*
@@ -113,6 +117,14 @@ class AgentNode(Node):
                 config.idle.runtime.check_period_s, self.mind.wake_idle,
                 callback_group=MutuallyExclusiveCallbackGroup())
         self.mind.start()
+        self.diagnostics = Diagnostics(self, 'mind', self.health)
+
+    def health(self) -> Health:
+        mind, config = self.mind, self.mind.config
+        probe = sandbox.probe()    # started once per process, then remembered
+        return agent_health(config.mode, mind.running, config.tool_process, probe.ok,
+                            probe.reason, self.backend.ready(),
+                            mind.energy.remaining_fraction(), dict(mind.counts))
 
     def _param(self, name, default, description):
         return self.declare_parameter(name, default,

@@ -83,6 +83,10 @@ class GenerateBackend:
         self._action.destroy()
         self.node.destroy_client(self._tokenize)
 
+    def ready(self) -> bool:
+        """The llm node's Generate action server is on the graph (no wait)."""
+        return self._action.server_is_ready()
+
     # -- tokenizer ---------------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
         response = self._call_tokenize(text, count_only=False)

@@ -11,7 +11,9 @@ from rclpy.node import Node
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 
 from maxim_core.fear.agent import FearAgent, FearConfig, Verdict
+from maxim_core.health import fear_health, Health
 from maxim_core.nodes.clients import GenerateBackend, wait_for_future
+from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_interfaces.srv import PredictOutcome, ReviewAction
 
 MODES = ('passive', 'active', 'singularity', 'sim')
@@ -68,6 +70,8 @@ class FearNode(Node):
         nac.block_value (double, 0.1), nac.block_confidence (double, 0.85): the NAc rule.
         nac.timeout_s (double, 0.5): bound on memory/predict_outcome; past it the layer is
             skipped (and the reason says so).
+    Publishers:
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: reviews, blocked, helpers).
     Services:
         fear/review_action (maxim_interfaces/ReviewAction)
     Clients:
@@ -119,6 +123,14 @@ class FearNode(Node):
         self.agent(cfg.mode)
         self.create_service(ReviewAction, 'fear/review_action', self._on_review,
                             callback_group=MutuallyExclusiveCallbackGroup())
+        self.reviews = self.blocked = 0
+        self.diagnostics = Diagnostics(self, 'gate', self.health)
+
+    def health(self) -> Health:
+        b = self._backend
+        return fear_health(self.config.mode, self.reviews, self.blocked,
+                           self._predict.service_is_ready(), b is not None,
+                           b is not None and b.ready())
 
     def agent(self, mode: str) -> FearAgent:
         """One FearAgent per review mode (the sandbox differs by mode)."""
@@ -169,7 +181,9 @@ class FearNode(Node):
         verdict = self.agent(mode).review(call.tool_name, args, request.context,
                                           introspection=call.introspection,
                                           context_key=request.context_key)
+        self.reviews += 1
         if not verdict.allowed:
+            self.blocked += 1
             self.get_logger().info(f'blocked {call.tool_name} ({verdict.layer}): '
                                    f'{verdict.reason[:160]}')
         return verdict_to_response(verdict, response)

@@ -12,10 +12,12 @@ from rcl_interfaces.msg import ParameterDescriptor
 
 from maxim_core.conversions import (completion_to_result, error_to_result, goal_to_request,
                                     tokenize_to_response)
+from maxim_core.health import Health, llm_health
 from maxim_core.llm.backend import LLMError, load_script, ScriptedBackend, TIMEOUT
 from maxim_core.llm.llama import LlamaCppBackend
 from maxim_core.llm.model import ModelFileError, resolve_model
 from maxim_core.llm.queue import RequestQueue
+from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_interfaces.action import Generate
 from maxim_interfaces.srv import Tokenize
 
@@ -65,6 +67,9 @@ class LLMNode(LifecycleNode):
         queue.wait_timeout_s (double, 30.0), generate.max_tokens (int, 256),
         generate.temperature (0.8), generate.top_p (0.95), generate.top_k (40),
         generate.min_p (0.05), generate.repeat_penalty (1.1), generate.timeout_s (120.0)
+    Publishers:
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: lifecycle state, model loaded,
+            queue depth).
     Services:
         llm/tokenize (maxim_interfaces/Tokenize)
     Actions:
@@ -94,6 +99,15 @@ class LLMNode(LifecycleNode):
             cancel_callback=lambda _handle: CancelResponse.ACCEPT, callback_group=group)
         self._tokenize = self.create_service(Tokenize, 'llm/tokenize', self._on_tokenize,
                                              callback_group=group)
+        self.diagnostics = Diagnostics(self, 'model', self.health)
+
+    def health(self) -> Health:
+        queue, params = self._queue, self._params
+        state = 'active' if self._active else (
+            'inactive' if self._backend is not None else 'unconfigured')
+        return llm_health(state, self._model, queue.pending if queue is not None else 0,
+                          params.max_pending if params is not None else 0,
+                          queue is not None and queue.running is not None, self.last_error)
 
     def _read_params(self) -> LLMParams:
         p = {name: self.get_parameter(name).value for name, _, _ in _PARAMS}

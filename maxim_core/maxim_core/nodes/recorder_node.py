@@ -13,6 +13,8 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 
+from maxim_core.health import Health, recorder_health
+from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_core.recording.live import (check_address, DEFAULT_HOST, DEFAULT_PORT,
                                        FoxgloveLiveView, LiveViewError)
 from maxim_core.recording.writer import McapRecorder
@@ -90,6 +92,7 @@ class RecorderNode(Node):
             node); written into the file as the MCAP metadata record 'maxim_run', one entry
             per key, each value as JSON, so a report shows the parameters and model.
     Subscriptions: every entry of `topics`, raw.
+    Publishers: diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: messages written).
     """
 
     def __init__(self, **kwargs):
@@ -148,6 +151,14 @@ class RecorderNode(Node):
             qos = qos_profile_sensor_data if topic in SENSOR_TOPICS else QoSProfile(
                 depth=100, reliability=ReliabilityPolicy.RELIABLE)
             self.create_subscription(cls, topic, self._writer_for(topic), qos, raw=True)
+        self.diagnostics = Diagnostics(self, 'recording', self.health)
+
+    def health(self) -> Health:
+        rec, live = self.recorder, self.live
+        written = sum(t['written'] for t in rec.summary().values()) if rec else 0
+        sent = sum(t['sent'] for t in live.summary().values()) if live else 0
+        return recorder_health(rec.path if rec else '', written, live.url if live else '',
+                               sent, bool(rec and rec.closed))
 
     def _writer_for(self, topic: str):
         def write(data: bytes) -> None:

@@ -8,7 +8,6 @@ import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from std_srvs.srv import Trigger
 
@@ -19,8 +18,10 @@ from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecal
 from maxim_memory import conversions as conv
 from maxim_memory.embedding import make_embedder
 from maxim_memory.enrich import channels_to_dict, MemoryEnricher
+from maxim_memory.health import database_health, Health, not_ready
 from maxim_memory.hub import (HubConfig, memory_size, MemoryHub, QueryError, to_plain,
                               UnavailableError)
+from maxim_memory.nodes.diagnostics import Diagnostics
 from maxim_memory.qos import EVENTS
 from maxim_memory.store import StoreError, StoreFault
 from maxim_memory.throttle import LogThrottle
@@ -161,7 +162,7 @@ class MemoryNode(Node):
         self._throttle = LogThrottle(2.0)
         self.episodes_stored = 0       # captures acknowledged (in the database or journal)
         self.episodes_lost = 0         # captures neither took: logged as NOT stored
-        self._diag_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self.diagnostics = Diagnostics(self, 'database', self.health, period_s=None)
         self.hub.store.listeners.append(self._on_store_fault)
 
         self._updates = self.create_publisher(MemoryUpdate, 'memory/updates', EVENTS)
@@ -251,29 +252,14 @@ class MemoryNode(Node):
             self.hub.store.drain_journal()
         self._publish_diagnostics()
 
-    def diagnostic_status(self) -> DiagnosticStatus:
-        st = self.hub.store.status()
-        if st['ok'] and not st['journaled'] and not self.episodes_lost:
-            level, message = DiagnosticStatus.OK, 'database writable'
-        elif self.episodes_lost or st['lost']:
-            level = DiagnosticStatus.ERROR
-            message = f'{st["fault"] or "storage fault"}: {st["lost"]} writes NOT stored; ' \
-                      f'{st["message"]}'
-        else:
-            level = DiagnosticStatus.WARN
-            message = f'{st["fault"] or "journal pending"}: {st["journaled"]} writes ' \
-                      f'journaled; {st["message"]}'
-        values = [KeyValue(key=k, value=str(v)) for k, v in st.items()]
-        values += [KeyValue(key='episodes_stored', value=str(self.episodes_stored)),
-                   KeyValue(key='episodes_lost', value=str(self.episodes_lost))]
-        return DiagnosticStatus(level=level, name=f'{self.get_name()}: database',
-                                message=message[:1000], hardware_id=str(self.hub.store.path),
-                                values=values)
+    def health(self) -> Health:
+        if getattr(self, 'hub', None) is None:
+            return not_ready('the database is not open')
+        return database_health(self.hub.store.status(), self.episodes_stored,
+                               self.episodes_lost, str(self.hub.store.path))
 
     def _publish_diagnostics(self) -> None:
-        msg = DiagnosticArray(status=[self.diagnostic_status()])
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self._diag_pub.publish(msg)
+        self.diagnostics.publish()
 
     def _end_session(self, request, response):
         try:

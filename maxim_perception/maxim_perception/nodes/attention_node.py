@@ -6,6 +6,7 @@ import json
 import math
 import signal
 import threading
+import time
 import uuid
 
 import cv2
@@ -15,7 +16,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from sensor_msgs.msg import CameraInfo, Image, JointState
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from visualization_msgs.msg import MarkerArray
 
 from maxim_interfaces.msg import AttentionState, Percept
@@ -25,10 +26,13 @@ from maxim_perception.attention.attention import (AttentionConfig, AttentionCore
 from maxim_perception.attention.detectors import DetectorError
 from maxim_perception.camera_model import CameraModel, CameraModelError
 from maxim_perception.conversions import (attention_to_markers, attention_to_msg,
-                                          ImageConversionError, image_to_msg, msg_to_bgr,
+                                          image_to_compressed, ImageConversionError, image_to_msg,
+                                          msg_to_bgr,
                                           msg_to_camera_model, percept_to_msg,
                                           stamp_to_seconds, target_dict_to_msg)
 from maxim_perception.head.pose_history import PoseHistory
+from maxim_perception.health import attention_health, Health, RateMeter
+from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import LATCHED, SENSOR, SENSOR_LATEST
 from maxim_perception.throttle import LogThrottle
 
@@ -89,7 +93,10 @@ class AttentionNode(Node):
     Publishers:
         attention/state (maxim_interfaces/AttentionState, latched), percepts
         (maxim_interfaces/Percept, reliable), attention/debug_image (sensor_msgs/Image, bgr8),
-        attention/markers (visualization_msgs/MarkerArray).
+        attention/debug_image/compressed (sensor_msgs/CompressedImage, JPEG: for rviz or
+        Foxglove across a network; encoded only while someone subscribes),
+        attention/markers (visualization_msgs/MarkerArray),
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: frames received, processed, fps).
     Subscriptions:
         camera/image_raw (sensor_msgs/Image, sensor QoS), camera/camera_info
         (sensor_msgs/CameraInfo), joint_states (sensor_msgs/JointState).
@@ -116,10 +123,15 @@ class AttentionNode(Node):
         self.frames_processed = 0
         self.frames_dropped = 0
         self.percepts_published = 0
+        self.frames_received = 0
+        self._last_frame_at = None      # time.monotonic() of the last frame received
+        self.rate = RateMeter()         # frames processed per second
 
         self.state_pub = self.create_publisher(AttentionState, 'attention/state', LATCHED)
         self.percept_pub = self.create_publisher(Percept, 'percepts', 10)
         self.debug_pub = self.create_publisher(Image, 'attention/debug_image', SENSOR)
+        self.debug_jpeg_pub = self.create_publisher(
+            CompressedImage, 'attention/debug_image/compressed', SENSOR)
         self.marker_pub = self.create_publisher(MarkerArray, 'attention/markers', 10)
         self.create_subscription(Image, 'camera/image_raw', self._on_image, SENSOR_LATEST)
         self.create_subscription(JointState, 'joint_states', self._on_joints, SENSOR)
@@ -129,6 +141,15 @@ class AttentionNode(Node):
         self._processing = MutuallyExclusiveCallbackGroup()
         self._wake = self.create_guard_condition(self._process_latest,
                                                  callback_group=self._processing)
+        self.diagnostics = Diagnostics(self, 'attention', self.health)
+
+    def health(self) -> Health:
+        with self._lock:
+            received, dropped, last = (self.frames_received, self.frames_dropped,
+                                       self._last_frame_at)
+        age = math.inf if last is None else time.monotonic() - last
+        return attention_health(self.rate.rate(), received, self.frames_processed, dropped,
+                                self.percepts_published, age)
 
     def _declare(self) -> AttentionNodeConfig:
         def p(name, default, description, **extra):
@@ -182,6 +203,8 @@ class AttentionNode(Node):
             if self._latest is not None:
                 self.frames_dropped += 1
             self._latest = msg
+            self.frames_received += 1
+            self._last_frame_at = time.monotonic()
         self._wake.trigger()
 
     def _warn(self, kind: str, text: str) -> None:
@@ -257,6 +280,7 @@ class AttentionNode(Node):
                 return
             model = self.core.camera_model
         self.frames_processed += 1
+        self.rate.tick()
         stamp, frame_id = msg.header.stamp, msg.header.frame_id
         self.state_pub.publish(attention_to_msg(result, stamp, frame_id))
         with self._core_lock:
@@ -266,9 +290,13 @@ class AttentionNode(Node):
                                                     f'vision-{uuid.uuid4().hex[:12]}',
                                                     stamp, frame_id))
             self.percepts_published += 1
-        if self.config.debug_image and self.debug_pub.get_subscription_count():
-            self.debug_pub.publish(image_to_msg(self.core.annotate(frame, result), 'bgr8',
-                                                stamp, frame_id))
+        if self.config.debug_image and (self.debug_pub.get_subscription_count()
+                                        or self.debug_jpeg_pub.get_subscription_count()):
+            debug = self.core.annotate(frame, result)
+            if self.debug_pub.get_subscription_count():
+                self.debug_pub.publish(image_to_msg(debug, 'bgr8', stamp, frame_id))
+            if self.debug_jpeg_pub.get_subscription_count():
+                self.debug_jpeg_pub.publish(image_to_compressed(debug, stamp, frame_id))
         if self.config.markers and self.marker_pub.get_subscription_count():
             self.marker_pub.publish(attention_to_markers(result, model, stamp, frame_id))
 

@@ -4,8 +4,8 @@ never dies of it."""
 
 from dataclasses import dataclass
 import math
+import time
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -16,6 +16,8 @@ from maxim_perception.camera import (CameraStatus, OpenCVCamera, ReconnectingCam
                                      SyntheticCamera)
 from maxim_perception.camera_model import CameraModel
 from maxim_perception.conversions import camera_info_to_msg, image_to_msg
+from maxim_perception.health import camera_health, Health, missed_periods, not_ready, RateMeter
+from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import SENSOR
 
 
@@ -32,11 +34,6 @@ class CameraNodeConfig:
     max_backoff_s: float
     open_timeout_s: float
     diagnostics_period_s: float
-
-
-_LEVEL = {CameraStatus.OK: DiagnosticStatus.OK, CameraStatus.CONNECTING: DiagnosticStatus.WARN,
-          CameraStatus.ENDED: DiagnosticStatus.WARN, CameraStatus.MISSING: DiagnosticStatus.ERROR,
-          CameraStatus.ERROR: DiagnosticStatus.ERROR}
 
 
 class CameraNode(Node):
@@ -71,9 +68,11 @@ class CameraNode(Node):
         self.camera = ReconnectingCamera(source, cfg.initial_backoff_s, cfg.max_backoff_s)
         self.image_pub = self.create_publisher(Image, 'camera/image_raw', SENSOR)
         self.info_pub = self.create_publisher(CameraInfo, 'camera/camera_info', SENSOR)
-        self.diag_pub = self.create_publisher(DiagnosticArray, 'diagnostics', 10)
+        self.rate = RateMeter()
+        self.dropped = 0       # frame periods without a frame while streaming
+        self._last_frame_at = None
         self.create_timer(1.0 / cfg.fps, self._on_frame_timer)
-        self.create_timer(cfg.diagnostics_period_s, self._publish_diagnostics)
+        self.diagnostics = Diagnostics(self, 'camera', self.health, cfg.diagnostics_period_s)
         self.get_logger().info(f'camera: {source.describe()} at {cfg.width}x{cfg.height} '
                                f'{cfg.fps:g} fps, frame {cfg.frame_id!r}')
 
@@ -115,28 +114,25 @@ class CameraNode(Node):
             else:
                 self.get_logger().warning(f'camera {result.status.value}: {result.message}')
         if result.frame is None:
+            self._last_frame_at = None     # a gap while reconnecting is not a dropped frame
             return
+        now = time.monotonic()
+        if self._last_frame_at is not None:
+            self.dropped += missed_periods(now - self._last_frame_at, 1.0 / self.config.fps)
+        self._last_frame_at = now
+        self.rate.tick()
         stamp = self.get_clock().now().to_msg()
         frame_id = self.config.frame_id
         self.image_pub.publish(image_to_msg(result.frame, 'bgr8', stamp, frame_id))
         self.info_pub.publish(camera_info_to_msg(self.model, frame_id, stamp))
 
-    def diagnostic_status(self) -> DiagnosticStatus:
-        cam = self.camera
-        return DiagnosticStatus(
-            level=_LEVEL[cam.status], name=f'{self.get_name()}: camera',
-            message=f'{cam.status.value}: {cam.message}',
-            hardware_id=cam.source.describe(),
-            values=[KeyValue(key='status', value=cam.status.value),
-                    KeyValue(key='frames', value=str(cam.frames)),
-                    KeyValue(key='open_attempts', value=str(cam.attempts)),
-                    KeyValue(key='failures_since_last_frame', value=str(cam.failures)),
-                    KeyValue(key='next_attempt_in_s', value=f'{cam.next_attempt_in:.2f}')])
-
-    def _publish_diagnostics(self) -> None:
-        msg = DiagnosticArray(status=[self.diagnostic_status()])
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self.diag_pub.publish(msg)
+    def health(self) -> Health:
+        cam = getattr(self, 'camera', None)
+        if cam is None:
+            return not_ready('the camera is not open')
+        return camera_health(cam.status.value, cam.message, cam.source.describe(), cam.frames,
+                             self.rate.rate(), self.config.fps, self.dropped, cam.attempts,
+                             cam.failures, cam.next_attempt_in, self.rate.settled())
 
     def destroy_node(self):
         self.camera.close()

@@ -20,6 +20,8 @@ from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalS
                                            HeadStatus, PainEvent, TargetView)
 from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver,
                                            SerialServoDriver, ServoMapping, SimDriver)
+from maxim_perception.health import driver_health, Health, not_ready
+from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
 from maxim_perception.throttle import LogThrottle
 
@@ -190,6 +192,7 @@ class HeadControllerNode(Node):
         ~/reflex_source (std_msgs/Header, debug): published with the first command that acts
             on a new attention state, stamped with that state's stamp (its camera frame's), so
             the latency from a frame to the command it caused can be measured.
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: the driver's state).
     Subscriptions:
         attention/state (maxim_interfaces/AttentionState), head/goal (maxim_interfaces/HeadGoal),
         joint_states (sensor_msgs/JointState, driver sim).
@@ -247,6 +250,16 @@ class HeadControllerNode(Node):
         self._thread = threading.Thread(target=self._control_loop, name='head_control',
                                         daemon=True)
         self._thread.start()
+        self.diagnostics = Diagnostics(self, 'driver', self.health)
+
+    def health(self) -> Health:
+        if getattr(self, 'driver', None) is None:
+            return not_ready('no head driver')
+        now = self._now()
+        with self._lock:
+            mode = self.core.status(now).mode
+        return driver_health(self.driver.name, self.driver_ok, self.driver_error,
+                             self.commands_sent, mode.name.lower(), self._retry_at - now)
 
     # ---- set-up -------------------------------------------------------------------------
 

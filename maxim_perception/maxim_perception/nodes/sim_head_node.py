@@ -14,6 +14,8 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 
+from maxim_perception.health import Health, not_ready, RateMeter, sim_head_health
+from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, SENSOR
 from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
 from maxim_perception.throttle import LogThrottle
@@ -101,7 +103,8 @@ class SimHeadNode(Node):
         camera/image_raw (sensor_msgs/Image rgb8, sensor QoS),
         camera/camera_info (sensor_msgs/CameraInfo, sensor QoS),
         joint_states (sensor_msgs/JointState: head_pan_joint, head_tilt_joint),
-        clock (rosgraph_msgs/Clock).
+        clock (rosgraph_msgs/Clock),
+        diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: frames, fps, render error).
     Subscriptions:
         head/joint_commands (sensor_msgs/JointState: position set points by joint name).
     """
@@ -119,7 +122,9 @@ class SimHeadNode(Node):
         self.sim_lock = threading.Lock()
         self._command: tuple[float, float] | None = None
         self.frames = 0
+        self.rate = RateMeter()
         self.render_error = ''
+        self.diagnostics = Diagnostics(self, 'simulation', self.health)
         self._image_pub = self.create_publisher(Image, 'camera/image_raw', SENSOR)
         self._info_pub = self.create_publisher(CameraInfo, 'camera/camera_info', SENSOR)
         self._joint_pub = self.create_publisher(JointState, 'joint_states', JOINT_STATES_QOS)
@@ -234,6 +239,16 @@ class SimHeadNode(Node):
         self._info_pub.publish(_camera_info_msg(self.sim.camera_info(), self.params.frame_id,
                                                 stamp))
         self.frames += 1
+        self.rate.tick()
+
+    def health(self) -> Health:
+        if getattr(self, 'sim', None) is None:
+            return not_ready('no simulation')
+        with self._lock:
+            command = self._command
+        p = self.params
+        return sim_head_health(self.frames, self.rate.rate(), p.fps, self.render_error, command,
+                               p.width, p.height, self.rate.settled())
 
     def destroy_node(self):
         self._stop.set()

@@ -1,0 +1,88 @@
+"""The Fast DDS profile every way of running Maxim applies by default (config/fastdds.xml).
+
+Camera frames are 0.9 MB; Fast DDS's built-in shared-memory segment (0.5 MB) cannot hold one,
+so between two processes they went over UDP in fragments and about half were lost at 30 fps.
+The project's profile gives shared memory a 16 MB segment. Fast DDS reads it from
+FASTRTPS_DEFAULT_PROFILES_FILE / FASTDDS_DEFAULT_PROFILES_FILE when a process creates its
+first participant, so the `maxim` command sets them before rclpy starts, the launch files set
+them for the processes they start, and .maxim/env.sh for a shell (`ros2 run`).
+
+A profile the user already chose is kept. Where /dev/shm has too little room for the segments
+(a container's default 64 MB), the profile is left out and one warning says what that costs
+and how to fix it. `MAXIM_DDS_PROFILE=off` leaves Fast DDS's defaults.
+"""
+
+import os
+import shutil
+
+PROFILE_VARS = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')
+SEGMENT_BYTES = 16 * 1024 * 1024      # config/fastdds.xml's segment_size
+# Room for the segments that carry frames (camera, attention's debug image, a viewer) and
+# the small ones of the other processes; tmpfs pages are only used once written.
+SHM_NEEDED_BYTES = 3 * SEGMENT_BYTES
+_warned = False
+
+
+def profile_path() -> str:
+    """config/fastdds.xml of the installed package (or of the source tree)."""
+    try:
+        from ament_index_python.packages import (get_package_share_directory,
+                                                 PackageNotFoundError)
+        try:
+            path = os.path.join(get_package_share_directory('maxim_bringup'), 'config',
+                                'fastdds.xml')
+            if os.path.isfile(path):
+                return path
+        except PackageNotFoundError:
+            pass
+    except ImportError:
+        pass
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        'config', 'fastdds.xml')
+
+
+def shm_free_bytes(path: str = '/dev/shm') -> int | None:
+    """Free bytes of the shared-memory file system (None when there is none)."""
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
+
+
+def choose(environ, shm_free: int | None, profile: str) -> tuple[dict, str]:
+    """The variables to set and a warning ('' when none), from the environment as it is.
+
+    Pure: no file system access but what the caller measured.
+    """
+    if any(environ.get(v) for v in PROFILE_VARS):
+        return {}, ''          # the user's own profile
+    rmw = environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
+    if not rmw.startswith('rmw_fastrtps'):
+        return {}, ''          # another DDS: not ours to tune
+    if environ.get('MAXIM_DDS_PROFILE', '') == 'off':
+        return {}, ''
+    if shm_free is None or shm_free < SHM_NEEDED_BYTES:
+        room = 'no /dev/shm' if shm_free is None else \
+            f'/dev/shm has {shm_free / 2**20:.0f} MB free'
+        return {}, (f'{room}, the frame transport needs {SHM_NEEDED_BYTES / 2**20:.0f} MB: '
+                    "using Fast DDS's defaults, so 640x480 frames between processes may be "
+                    'lost. Give /dev/shm more room (docker run --shm-size=256m) or set '
+                    'FASTRTPS_DEFAULT_PROFILES_FILE to a profile of your own.')
+    return {v: profile for v in PROFILE_VARS}, ''
+
+
+def apply(environ=None, warn=None) -> dict:
+    """Set the profile in `environ` (default os.environ) unless already chosen; returns what
+    it set. The warning is given once per process, through `warn` (default: stderr)."""
+    global _warned
+    environ = os.environ if environ is None else environ
+    updates, warning = choose(environ, shm_free_bytes(), profile_path())
+    environ.update(updates)
+    if warning and not _warned:
+        _warned = True
+        if warn is None:
+            import sys
+            print(f'maxim: {warning}', file=sys.stderr, flush=True)
+        else:
+            warn(warning)
+    return updates

@@ -1,0 +1,157 @@
+"""Health of the perception nodes as plain data (no rclpy, no messages).
+
+Each node reports once a second on `diagnostics`: its node calls a builder here with the numbers
+it keeps, conversions.py turns the result into a diagnostic_msgs/DiagnosticStatus and
+nodes/diagnostics.py publishes it. Keeping the judgement (what is OK, what is a warning) here
+means it is unit-tested without ROS, and `maxim check` shows the same words a test asserts.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+import math
+import threading
+import time
+from typing import Callable
+
+# The levels of diagnostic_msgs/DiagnosticStatus (byte values), so no message import is needed.
+OK, WARN, ERROR, STALE = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Health:
+    """One component's state: a level, one line for a person, key values for tools."""
+
+    level: int
+    message: str
+    values: dict = field(default_factory=dict)
+    hardware_id: str = ''
+
+
+def not_ready(what: str) -> Health:
+    """A node whose resources are not acquired yet (a lifecycle node before configure or
+    after cleanup): a warning that says which, not a failure."""
+    return Health(WARN, f'not configured: {what}', {'state': 'unconfigured'})
+
+
+class RateMeter:
+    """Events per second over the last `window_s` seconds (frames received, processed...).
+
+    The rate is the count of events in the window divided by the window (or by the time since
+    the first event, while the meter is younger than the window), so a source that stops shows
+    0 within one window rather than its last rate.
+    """
+
+    def __init__(self, window_s: float = 5.0, clock: Callable[[], float] = time.monotonic):
+        if not window_s > 0:
+            raise ValueError(f'window_s must be positive, got {window_s!r}')
+        self.window_s = window_s
+        self._clock = clock
+        self._times: deque = deque()
+        self._started = clock()
+        self._lock = threading.Lock()   # ticked by a worker thread, read by the timer
+        self.count = 0
+
+    def tick(self, n: int = 1) -> None:
+        now = self._clock()
+        with self._lock:
+            self._times.extend([now] * n)
+            self.count += n
+            self._trim(now)
+
+    def _trim(self, now: float) -> None:
+        while self._times and self._times[0] < now - self.window_s:
+            self._times.popleft()
+
+    def settled(self) -> bool:
+        """The meter has run a whole window: its rate is no start-up estimate."""
+        return self._clock() - self._started >= self.window_s
+
+    def rate(self) -> float:
+        now = self._clock()
+        with self._lock:
+            self._trim(now)
+            n = len(self._times)
+        span = min(self.window_s, now - self._started)
+        return n / span if span > 0 else 0.0
+
+
+def missed_periods(gap_s: float, period_s: float) -> int:
+    """How many frame periods went by without a frame between two frames `gap_s` apart
+    (a timer that fell behind, a device slower than asked). Half a period of jitter is not a
+    miss."""
+    if not (gap_s > 0 and period_s > 0):
+        return 0
+    return max(0, int(gap_s / period_s + 0.5) - 1)
+
+
+def _fmt(x: float) -> str:
+    return f'{x:.1f}' if math.isfinite(x) else str(x)
+
+
+# Camera statuses (maxim_perception.camera.CameraStatus values) and how bad each is.
+_CAMERA_LEVEL = {'ok': OK, 'connecting': WARN, 'ended': WARN, 'missing': ERROR,
+                 'error': ERROR}
+
+
+def camera_health(status: str, message: str, source: str, frames: int, fps: float,
+                  target_fps: float, dropped: int, attempts: int, failures: int,
+                  next_attempt_in_s: float, settled: bool = True) -> Health:
+    """A camera: OK while streaming near its rate, WARN when slow (once the rate is
+    `settled`: measured over a whole window) or (re)connecting.
+
+    `dropped` counts frame periods in which the camera had no frame to publish while it was
+    streaming (the device fell behind the requested rate).
+    """
+    level = _CAMERA_LEVEL.get(status, ERROR)
+    line = f'{status}: {message}'
+    if level == OK and settled and fps < 0.5 * target_fps:
+        level, line = WARN, f'streaming at {_fmt(fps)} fps of {target_fps:g} requested'
+    return Health(level, line, {
+        'status': status, 'fps': _fmt(fps), 'target_fps': f'{target_fps:g}',
+        'frames': str(frames), 'dropped_frames': str(dropped), 'open_attempts': str(attempts),
+        'failures_since_last_frame': str(failures),
+        'next_attempt_in_s': f'{next_attempt_in_s:.2f}'}, source)
+
+
+def sim_head_health(frames: int, fps: float, target_fps: float, render_error: str,
+                    command: tuple | None, width: int, height: int,
+                    settled: bool = True) -> Health:
+    """The simulated head: its frames are its driver; a render error is an ERROR, a rate
+    under half the target (once `settled`) a WARN."""
+    values = {'driver': 'mujoco', 'fps': _fmt(fps), 'target_fps': f'{target_fps:g}',
+              'frames': str(frames), 'size': f'{width}x{height}',
+              'command': 'none' if command is None else
+              f'{command[0]:.3f},{command[1]:.3f}'}
+    if render_error:
+        return Health(ERROR, f'render failed: {render_error}', values, 'mujoco')
+    if frames == 0:
+        return Health(WARN, 'starting: no frame rendered yet', values, 'mujoco')
+    if settled and fps < 0.5 * target_fps:
+        return Health(WARN, f'rendering at {_fmt(fps)} fps of {target_fps:g}', values, 'mujoco')
+    return Health(OK, f'simulating at {_fmt(fps)} fps', values, 'mujoco')
+
+
+def driver_health(driver: str, ok: bool, error: str, commands_sent: int, mode: str,
+                  retry_in_s: float) -> Health:
+    """The head controller's driver: ERROR while it cannot be opened or written."""
+    values = {'driver': driver, 'driver_ok': str(ok).lower(), 'mode': mode,
+              'commands_sent': str(commands_sent)}
+    if not ok:
+        values['retry_in_s'] = f'{max(0.0, retry_in_s):.2f}'
+        return Health(ERROR, f'driver {driver} down: {error or "not opened yet"}', values,
+                      driver)
+    return Health(OK, f'driver {driver} ready, {mode}', values, driver)
+
+
+def attention_health(fps: float, frames_received: int, frames_processed: int,
+                     frames_dropped: int, percepts: int, input_age_s: float) -> Health:
+    """Attention: WARN until frames arrive or when they stop (older than 2 s)."""
+    values = {'fps': _fmt(fps), 'frames_received': str(frames_received),
+              'frames_processed': str(frames_processed),
+              'frames_skipped': str(frames_dropped), 'percepts': str(percepts),
+              'input_age_s': _fmt(input_age_s)}
+    if frames_received == 0:
+        return Health(WARN, 'waiting for camera frames', values)
+    if input_age_s > 2.0:
+        return Health(WARN, f'no frame for {_fmt(input_age_s)} s', values)
+    return Health(OK, f'processing at {_fmt(fps)} fps', values)

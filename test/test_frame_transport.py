@@ -1,0 +1,69 @@
+"""Camera frames between two processes with the project's default set-up: every 640x480 frame
+published at 30 fps arrives (Fast DDS's built-in transport lost about half of them; the
+profile of maxim_bringup/dds.py gives shared memory room for them)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'helpers', 'frame_pair.py')
+FRAMES = 150     # 5 s at 30 fps
+
+
+def test_the_default_set_up_chooses_the_project_profile_and_keeps_a_users_own():
+    from maxim_bringup import dds
+    profile = dds.profile_path()
+    assert os.path.isfile(profile)
+    with open(profile, encoding='utf-8') as f:
+        assert f'<segment_size>{dds.SEGMENT_BYTES}</segment_size>' in f.read()
+    env = {'RMW_IMPLEMENTATION': 'rmw_fastrtps_cpp'}
+    assert dds.choose(env, 2**30, profile) == ({v: profile for v in dds.PROFILE_VARS}, '')
+    assert dds.choose({**env, 'FASTRTPS_DEFAULT_PROFILES_FILE': '/mine.xml'}, 2**30,
+                      profile) == ({}, '')
+    assert dds.choose({**env, 'MAXIM_DDS_PROFILE': 'off'}, 2**30, profile) == ({}, '')
+    assert dds.choose({'RMW_IMPLEMENTATION': 'rmw_cyclonedds_cpp'}, 2**30, profile) == ({}, '')
+    updates, warning = dds.choose(env, 40 * 2**20, profile)
+    assert updates == {} and '40 MB free' in warning and '--shm-size' in warning
+    assert dds.choose(env, None, profile)[1].startswith('no /dev/shm')
+
+
+def test_apply_warns_once_per_process():
+    from maxim_bringup import dds
+    said = []
+    env = {'RMW_IMPLEMENTATION': 'rmw_fastrtps_cpp'}
+    old = dds._warned, dds.shm_free_bytes
+    try:
+        dds._warned = False
+        dds.shm_free_bytes = lambda path='/dev/shm': 2**20
+        assert dds.apply(dict(env), warn=said.append) == {}
+        assert dds.apply(dict(env), warn=said.append) == {}
+        assert len(said) == 1 and '1 MB free' in said[0]
+    finally:
+        dds._warned, dds.shm_free_bytes = old
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_every_640x480_frame_at_30_fps_crosses_between_two_processes():
+    from maxim_bringup import dds
+    env = {k: v for k, v in os.environ.items() if k not in dds.PROFILE_VARS}
+    updates, warning = dds.choose(env, dds.shm_free_bytes(), dds.profile_path())
+    if warning:
+        pytest.skip(warning)
+    env.update(updates)
+    sub = subprocess.Popen([sys.executable, HELPER, 'sub', str(FRAMES)], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pub = None
+    try:
+        assert sub.stdout.readline().strip() == 'READY'
+        pub = subprocess.run([sys.executable, HELPER, 'pub', str(FRAMES), '30'], env=env,
+                             capture_output=True, text=True, timeout=180)
+        assert pub.stdout.strip() == f'SENT {FRAMES}', pub.stdout + pub.stderr
+        out, err = sub.communicate(timeout=180)
+    finally:
+        if sub.poll() is None:
+            sub.kill()
+            sub.communicate(timeout=10)
+    assert out.strip() == f'RECEIVED {FRAMES}', out + err
