@@ -265,3 +265,37 @@ def test_a_backend_that_cannot_score_falls_back_to_generating():
         backend.score('x', ['y'])
     except LLMError as exc:
         assert exc.code == 'bad_request'
+
+
+def test_a_person_speaking_preempts_a_deliberation_about_what_is_seen():
+    import threading
+    inside, release = threading.Event(), threading.Event()
+
+    def script(prompt):
+        if 'user says' not in prompt and prompt.endswith('I think:'):
+            inside.set()
+            release.wait(5.0)            # a long thought about the view
+            return ' ' + ' '.join(['slowly'] * 30)
+        return ' Someone talks to me.'
+
+    backend = ScriptedBackend(script, scorer=keyed_scorer({WAIT: 0.0}))
+    events = Events()
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1), use_grammar=False),
+                model=backend, fear=Fear(), body=Head(), events=events)
+    mind.start()
+    try:
+        mind.offer(Percept('A cup on the table.', 'p1', 'vision', objects=['cup'],
+                           salience=0.9))
+        assert inside.wait(5.0)
+        mind.offer(Percept('The user says: "Hello Maxim."', 'p2', 'user', salience=1.0))
+        release.set()
+        deadline = threading.Event()
+        for _ in range(100):
+            if any(t.text == 'Someone talks to me.' for t in events.thoughts):
+                break
+            deadline.wait(0.05)
+    finally:
+        mind.close()
+    assert mind.counts['percepts_preempted'] == 1
+    assert [t.status for t in events.thoughts][0] == 4           # the view's: cancelled
+    assert any(t.text == 'Someone talks to me.' for t in events.thoughts)

@@ -363,7 +363,7 @@ class CandidateBuilder:
     def _values(self, key: str, prop: dict, pool: list[str], commands: list[str]) -> list[str]:
         limit = int(prop.get('maxLength', 200) or 200)
         values = []
-        if commands and re.search(r'command|cmd|code|path|pattern|script', key):
+        if commands and re.search(r'command|cmd|script|shell', key):
             values += commands
         values += pool
         out = []

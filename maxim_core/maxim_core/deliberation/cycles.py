@@ -633,7 +633,9 @@ class Deliberator:
                     diary.think_prompt(), max_tokens=chooser.config.thought_max_tokens,
                     temperature=chooser.config.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
                     repeat_penalty=cfg.repeat_penalty, seed=seed, stop=['\n'],
-                    grammar=THOUGHT_GRAMMAR)
+                    grammar=THOUGHT_GRAMMAR, on_token=lambda _piece: not cancelled())
+                if done.stop_reason == STOP_CANCELLED:
+                    raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
                 thought = ' '.join(done.text.split())
                 if not thought or is_template(thought):
                     raise ValueError(f'the thought is empty or template text: {thought!r}')
