@@ -299,3 +299,14 @@ def test_a_person_speaking_preempts_a_deliberation_about_what_is_seen():
     assert mind.counts['percepts_preempted'] == 1
     assert [t.status for t in events.thoughts][0] == 4           # the view's: cancelled
     assert any(t.text == 'Someone talks to me.' for t in events.thoughts)
+
+
+def test_what_the_goal_says_not_to_do_weighs_against_it():
+    from maxim_core.deliberation.choice import avoided, Candidate
+    assert avoided('Leave the courtyard without waking the guard.') == {'wak'}
+    assert avoided("Don't say anything aloud.") == {'say'}
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
+    wake = Candidate('wake_guard', {}, 'wake guard')
+    sneak = Candidate('sneak_past_guard', {}, 'sneak past guard')
+    chooser.weigh([wake, sneak], Grounding(goal='Leave the courtyard without waking the guard.'))
+    assert sneak.goal - wake.goal == ChoiceConfig().w_avoid

@@ -8,7 +8,8 @@ from what the robot perceives or remembers, and the choice is
 
     total = relevance (the model: how well the action continues the situation)
           + value     (the NAc: how well this tool did in this context)
-          + goal      (the words of the goal and of what a person said)
+          + goal      (the words of the goal and of what a person said; minus what they
+                       say not to do: "without waking the guard")
           + memory    (a recalled episode or prediction that names the action)
           - habit     (an action just done, or just failed with nothing changed since)
           - pain      (an action that hurt)
@@ -74,6 +75,31 @@ def content_words(text: str, limit: int = 0) -> list[str]:
 
 def _stem(word: str) -> str:
     return word[:5]
+
+
+def _root(word: str) -> str:
+    """A crude lemma: 'waking', 'wakes', 'wake' -> 'wak'."""
+    w = word.lower()
+    for suffix in ('ing', 'ed', 'es', 's', 'e'):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[:-len(suffix)]
+            break
+    return w[:4]
+
+
+_NEGATED = re.compile(r"\b(?:without|never|not|don't|do not|avoid|no)\s+([A-Za-z][\w'-]*)",
+                      re.IGNORECASE)
+
+
+def avoided(text: str) -> set[str]:
+    """Roots of what a goal or a person says not to do: the word after 'without', 'never',
+    'not', "don't", 'avoid' ("leave without waking the guard" -> {'wak'})."""
+    out = set()
+    for m in _NEGATED.finditer(text or ''):
+        word = m.group(1).lower()
+        if word not in _STOP and len(word) >= 3:
+            out.add(_root(word))
+    return out
 
 
 def command_spans(text: str) -> list[str]:
@@ -213,6 +239,7 @@ class ChoiceConfig:
     w_relevance: float = 2.0
     w_value: float = 3.0
     w_goal: float = 1.0
+    w_avoid: float = 4.0               # what the goal or a person says not to do
     w_memory: float = 1.0
     habit_done: float = 6.0            # the same action just succeeded
     habit_failed: float = 4.0          # the same action just failed, nothing changed since
@@ -407,6 +434,7 @@ class Chooser:
     def weigh(self, cands: Sequence[Candidate], g: Grounding) -> None:
         cfg = self.config
         goal_stems = {_stem(w) for w in content_words(f'{g.goal} {g.heard}')}
+        avoid = avoided(f'{g.goal}. {g.heard}')
         recalled = ' '.join(g.recalled).lower()
         last_success = max((i for i, r in enumerate(g.recent) if r.success), default=-1)
         for c in cands:
@@ -418,6 +446,8 @@ class Chooser:
             c.value = cfg.w_value * 2 * (v - 0.5) if v is not None else 0.0
             words = {_stem(w) for w in content_words(c.phrase)}
             c.goal = cfg.w_goal * min(2, len(words & goal_stems))
+            if avoid and {_root(w) for w in content_words(c.phrase)} & avoid:
+                c.goal -= cfg.w_avoid
             if self.tool_prior is not None:
                 c.goal += self.tool_prior(c.tool)
             if _words(c.tool) in recalled or c.tool in recalled:
