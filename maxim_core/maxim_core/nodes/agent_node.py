@@ -3,6 +3,7 @@ into a MindConfig, messages into Mind calls and the Mind's records into messages
 
 from dataclasses import replace
 import math
+import threading
 import uuid
 
 import rclpy
@@ -35,7 +36,8 @@ class AgentNode(Node):
         tools.active_cap, tools.index_path (the learned tool index's file, '' = in memory),
         tools.process (bwrap | python), tools.network, tools.hidden (string[]),
         percept_min_salience, deliberation.max_cycles/max_tokens/temperature/llm_timeout_s/
-        use_grammar, enrichment.budget_s, energy.token_budget, energy.refill_tokens_per_s,
+        use_grammar/goal_max_cycles (the most a Deliberate goal may ask), enrichment.budget_s,
+        energy.token_budget, energy.refill_tokens_per_s,
         systems.off (string[]: bio-systems switched off, for ablations), idle.* (read-only;
         maxim_core.idle.runtime.PARAMS lists them).
     Subscriptions: percepts (Percept), joint_states (JointState), pain (PainSignal),
@@ -46,7 +48,9 @@ class AgentNode(Node):
         idle/provenance (IdleProvenance), pain (PainSignal: tool failures),
         interaction/request (InteractionRequest: request_interaction's questions)
     Services: agent/energy_status (EnergyStatus), agent/submit_task (SubmitTask)
-    Actions: agent/deliberate (Deliberate)
+    Actions: agent/deliberate (Deliberate): one goal at a time (another is answered busy at
+        once: a goal blocks an executor thread, and goals waiting for each other would
+        starve the executor their model calls need).
     Clients: llm/generate, llm/tokenize, fear/review_action, memory/*, perception/*
     Time: robot time is the node's ROS clock (/clock under use_sim_time).
     """
@@ -86,6 +90,9 @@ class AgentNode(Node):
                 self, 'systems.off', [], 'Bio-systems switched off') if s),
             run_id=uuid.uuid4().hex[:8])
         config = replace(config, idle=declare_idle(self, config.run_id))
+        self._goal_cycles = p('deliberation.goal_max_cycles', 16,
+                              'The most cycles a Deliberate goal may ask')
+        self._one_goal = threading.Lock()
         group = ReentrantCallbackGroup()
         self.backend = GenerateBackend(self, 'agent', callback_group=group, timeout_s=timeout)
         self._fear = FearClient(self, config.mode, callback_group=group)
@@ -171,7 +178,24 @@ class AgentNode(Node):
         return response
 
     def _on_deliberate(self, handle):
-        goal, result, feedback = handle.request, Deliberate.Result(), []
+        goal, result = handle.request, Deliberate.Result()
+        if goal.max_cycles > self._goal_cycles:
+            result.status = Deliberate.Result.STATUS_INVALID_REQUEST
+            result.status_msg = (f'max_cycles {goal.max_cycles} is more than a goal may ask '
+                                 f'({self._goal_cycles}, deliberation.goal_max_cycles)')
+        elif not self._one_goal.acquire(blocking=False):
+            result.status = Deliberate.Result.STATUS_TIMEOUT
+            result.status_msg = 'the agent is busy with another Deliberate goal'
+        else:
+            try:
+                return self._deliberate(handle, goal, result)
+            finally:
+                self._one_goal.release()
+        handle.abort()
+        return result
+
+    def _deliberate(self, handle, goal, result):
+        feedback = []
 
         def on_thought(t):
             msg = conv.thought_to_msg(t, Thought())
@@ -180,11 +204,11 @@ class AgentNode(Node):
             if handle.is_cancel_requested:
                 self.mind.cancel()
 
-        percept = conv.msg_to_percept(goal.percept)
         kwargs = dict(goal=goal.goal or None, force=goal.force, on_thought=on_thought,
                       max_cycles=goal.max_cycles, timeout_s=self.mind.config.deliberation
                       .llm_timeout_s)
         try:
+            percept = conv.msg_to_percept(goal.percept)
             if goal.execute:
                 step = self.mind.step(percept, **kwargs)
                 res = step.deliberation if step else None
@@ -195,6 +219,11 @@ class AgentNode(Node):
                 res = self.mind.deliberate(percept, **kwargs)
         except LLMError as exc:
             result.status, result.status_msg = Deliberate.Result.STATUS_MODEL_ERROR, str(exc)
+            handle.abort()
+            return result
+        except ValueError as exc:       # a percept that cannot be thought about
+            result.status = Deliberate.Result.STATUS_INVALID_REQUEST
+            result.status_msg = str(exc)
             handle.abort()
             return result
         if res is None:
