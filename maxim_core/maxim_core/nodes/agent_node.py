@@ -3,11 +3,9 @@ into a MindConfig, messages into Mind calls and the Mind's records into messages
 
 from dataclasses import replace
 import math
-import threading
 import uuid
 
 import rclpy
-from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
@@ -17,14 +15,13 @@ from sensor_msgs.msg import JointState
 from maxim_core import conversions as conv
 from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.idle.tasks import TaskError, TaskNotFound
-from maxim_core.llm.backend import LLMError
 from maxim_core.mind import DEFAULT_ACTIVE, Mind, MindConfig
+from maxim_core.nodes.agent_deliberate import DeliberateServer
 from maxim_core.nodes.agent_events import AgentEvents, Interaction
 from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
 from maxim_core.nodes.params import declare_idle, declare_string_array
 from maxim_core.qos import EVENTS, SENSOR
-from maxim_interfaces.action import Deliberate
-from maxim_interfaces.msg import Episode, PainSignal, Percept, Thought, ToolCall
+from maxim_interfaces.msg import Episode, PainSignal, Percept, ToolCall
 from maxim_interfaces.srv import EnergyStatus, SubmitTask
 
 
@@ -90,9 +87,6 @@ class AgentNode(Node):
                 self, 'systems.off', [], 'Bio-systems switched off') if s),
             run_id=uuid.uuid4().hex[:8])
         config = replace(config, idle=declare_idle(self, config.run_id))
-        self._goal_cycles = p('deliberation.goal_max_cycles', 16,
-                              'The most cycles a Deliberate goal may ask')
-        self._one_goal = threading.Lock()
         group = ReentrantCallbackGroup()
         self.backend = GenerateBackend(self, 'agent', callback_group=group, timeout_s=timeout)
         self._fear = FearClient(self, config.mode, callback_group=group)
@@ -111,9 +105,9 @@ class AgentNode(Node):
                             callback_group=group)
         self.create_service(SubmitTask, 'agent/submit_task', self._on_submit_task,
                             callback_group=group)
-        self._action = ActionServer(self, Deliberate, 'agent/deliberate', self._on_deliberate,
-                                    cancel_callback=lambda _g: CancelResponse.ACCEPT,
-                                    callback_group=group)
+        self._action = DeliberateServer(self, self.mind, p(
+            'deliberation.goal_max_cycles', 16, 'The most cycles a Deliberate goal may ask'),
+            callback_group=group)
         if self.mind.idle is not None:   # robot time; the check itself runs on the Mind's thread
             self._idle_timer = self.create_timer(
                 config.idle.runtime.check_period_s, self.mind.wake_idle,
@@ -176,69 +170,6 @@ class AgentNode(Node):
         response.accepted = True
         conv.task_to_msg(task, response.task)
         return response
-
-    def _on_deliberate(self, handle):
-        goal, result = handle.request, Deliberate.Result()
-        if goal.max_cycles > self._goal_cycles:
-            result.status = Deliberate.Result.STATUS_INVALID_REQUEST
-            result.status_msg = (f'max_cycles {goal.max_cycles} is more than a goal may ask '
-                                 f'({self._goal_cycles}, deliberation.goal_max_cycles)')
-        elif not self._one_goal.acquire(blocking=False):
-            result.status = Deliberate.Result.STATUS_TIMEOUT
-            result.status_msg = 'the agent is busy with another Deliberate goal'
-        else:
-            try:
-                return self._deliberate(handle, goal, result)
-            finally:
-                self._one_goal.release()
-        handle.abort()
-        return result
-
-    def _deliberate(self, handle, goal, result):
-        feedback = []
-
-        def on_thought(t):
-            msg = conv.thought_to_msg(t, Thought())
-            feedback.append(msg)
-            handle.publish_feedback(Deliberate.Feedback(thought=msg))
-            if handle.is_cancel_requested:
-                self.mind.cancel()
-
-        kwargs = dict(goal=goal.goal or None, force=goal.force, on_thought=on_thought,
-                      max_cycles=goal.max_cycles, timeout_s=self.mind.config.deliberation
-                      .llm_timeout_s)
-        try:
-            percept = conv.msg_to_percept(goal.percept)
-            if goal.execute:
-                step = self.mind.step(percept, **kwargs)
-                res = step.deliberation if step else None
-                if step is not None and step.loop.run is not None:
-                    conv.run_to_result(step.loop.run, result.tool_result,
-                                       res.deliberation_id if res else '')
-            else:
-                res = self.mind.deliberate(percept, **kwargs)
-        except LLMError as exc:
-            result.status, result.status_msg = Deliberate.Result.STATUS_MODEL_ERROR, str(exc)
-            handle.abort()
-            return result
-        except ValueError as exc:       # a percept that cannot be thought about
-            result.status = Deliberate.Result.STATUS_INVALID_REQUEST
-            result.status_msg = str(exc)
-            handle.abort()
-            return result
-        if res is None:
-            result.status = Deliberate.Result.STATUS_TIMEOUT
-            result.status_msg = 'the agent stayed busy with another deliberation'
-            handle.abort()
-            return result
-        result.status = int(res.code)
-        if res.status == 'ready' and goal.execute and result.tool_result.call.tool_name:
-            result.status = Deliberate.Result.STATUS_ACTED
-        result.status_msg = res.status_msg or res.status
-        result.deliberation_id, result.cycles = res.deliberation_id, int(res.cycles)
-        result.action_json, result.thoughts = res.action_json, feedback
-        handle.canceled() if res.status == 'cancelled' else handle.succeed()
-        return result
 
     def quiesce(self) -> None:
         """Before the executor stops (the in-process runner calls it): stop the threads."""
