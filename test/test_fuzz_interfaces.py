@@ -23,7 +23,9 @@ interface short after that many seconds (the report says how many cases were don
 service answer or a goal's result is awaited MAXIM_FUZZ_ANSWER_S (default 20) at most; a
 goal that outlives it is cancelled and counted as no answer in time, which is no death (the
 liveness check after each interface decides that). MAXIM_FUZZ_REPORT names a directory that
-gets one JSON file per interface as it finishes, and summary.md, so a cut run leaves figures.
+gets one JSON file per interface as it finishes, and summary.md, so a cut run leaves figures
+(and progress.json every 100 cases). MAXIM_FUZZ_INTERFACES names the only interfaces to fuzz,
+MAXIM_FUZZ_PARAMS overrides node parameters (JSON: {"agent": {"idle.enabled": true}}).
 The report lists every interface covered.
 """
 
@@ -49,6 +51,10 @@ ONLY = [n for n in os.environ.get('MAXIM_FUZZ_NODES', '').split(',') if n]
 WITH = [n for n in os.environ.get('MAXIM_FUZZ_WITH', '').split(',') if n]
 BUDGET_S = float(os.environ.get('MAXIM_FUZZ_BUDGET_S', '0'))    # per interface; 0: no bound
 REPORT_DIR = os.environ.get('MAXIM_FUZZ_REPORT', '')
+# Only these interfaces (names, comma-separated), and parameter overrides as JSON
+# ({"agent": {"idle.enabled": true}}): for a second long run of what the first one cut short.
+INTERFACES = [n for n in os.environ.get('MAXIM_FUZZ_INTERFACES', '').split(',') if n]
+PARAMS = json.loads(os.environ.get('MAXIM_FUZZ_PARAMS', '') or '{}')
 LIMITS = {'head_pan_joint': (-2.6, 2.6), 'head_tilt_joint': (-0.8, 0.8)}
 # Entities rclpy adds to every node (parameters, type descriptions) and the lifecycle
 # transitions a manager drives: not the node's own interfaces.
@@ -151,7 +157,8 @@ def _start_nodes(ctx, tmp):
     for name, spec in NODES.items():
         if ONLY and name not in ONLY and name not in WITH:
             continue
-        overrides = [Parameter(k, value=v) for k, v in params[name].items()]
+        overrides = [Parameter(k, value=v)
+                     for k, v in {**params[name], **PARAMS.get(name, {})}.items()]
         node = spec.load()(context=ctx, parameter_overrides=overrides, **extra.get(name, {}))
         if spec.lifecycle:
             from rclpy.lifecycle import TransitionCallbackReturn
@@ -272,6 +279,11 @@ class Budget:
                 return                  # a node died: the liveness check reports it
             yield case
             self.stats['cases'] = case + 1
+            if REPORT_DIR and case % 100 == 99:     # where a long run is, while it runs
+                os.makedirs(REPORT_DIR, exist_ok=True)
+                with open(os.path.join(REPORT_DIR, 'progress.json'), 'w',
+                          encoding='utf-8') as f:
+                    json.dump(self.stats, f, default=str)
 
 
 def _fuzz(interface, gen, probe, executor, watch, stats, runs):
@@ -436,6 +448,8 @@ def test_no_input_on_any_interface_takes_a_node_down(tmp_path):
             if not run.fuzzed:
                 continue
             for itf in _interfaces(run, probe):
+                if INTERFACES and itf[1] not in INTERFACES:
+                    continue
                 interfaces.setdefault((itf[0], itf[1], _type_name(itf[2])), (itf, []))[1] \
                     .append(run.name)
         fuzzed = [r.name for r in runs if r.fuzzed]
@@ -493,7 +507,7 @@ def test_no_input_on_any_interface_takes_a_node_down(tmp_path):
         assert not failures, '\n'.join(failures)
         assert not watch.bad, '\n'.join(sorted(set(watch.bad))[:40])
         kinds = {k for k, _, _ in interfaces}
-        if not ONLY:
+        if not ONLY and not INTERFACES:
             assert kinds == {'topic', 'service', 'action'}, kinds
     finally:
         for run in reversed(runs):
