@@ -324,6 +324,8 @@ def _fuzz(interface, gen, probe, executor, watch, stats, runs):
                 failures.append(f'{name}: {bad}')
             if getattr(answer, 'error_code', 0):
                 stats['typed_errors'] += 1
+                if len(set(stats['error_examples'])) < 8:   # what the typed errors say
+                    stats['error_examples'].append(answer.error_msg[:160])
             internal = getattr(answer, 'ERROR_INTERNAL', None)
             if internal is not None and answer.error_code == internal:
                 stats['internal'].append(answer.error_msg[:120])
@@ -366,6 +368,10 @@ def _fuzz(interface, gen, probe, executor, watch, stats, runs):
                 stats['cancelled'] += 1
             else:
                 stats['typed_errors'] += 1
+                reason = getattr(answer.result, 'error_msg', '') or \
+                    getattr(answer.result, 'status_msg', '')
+                if len(set(stats['error_examples'])) < 8:
+                    stats['error_examples'].append(reason[:160])
         client.destroy()
     return failures
 
@@ -393,7 +399,7 @@ def _new_stats(kind, name, type_name, owners) -> dict:
             'cases': 0, 'cut_by_budget': False, 'published': 0, 'succeeded': 0,
             'cancelled': 0, 'rejected': 0, 'typed_errors': 0, 'timeouts': 0, 'internal': [],
             'deaths': 0, 'non_finite': 0, 'outputs_checked': 0, 'seconds': 0.0,
-            'failures': []}
+            'failures': [], 'error_examples': []}
 
 
 def _line(st) -> str:
