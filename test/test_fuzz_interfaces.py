@@ -16,7 +16,17 @@ ids) and publishes them, some in bursts, or calls the service / sends the goal. 
   (an error code comes with an error message).
 
 MAXIM_FUZZ_CASES (default 8) sets the cases per interface, MAXIM_FUZZ_SEED the seed,
-MAXIM_FUZZ_NODES a comma-separated subset of nodes. The report lists every interface covered.
+MAXIM_FUZZ_NODES a comma-separated subset of nodes to fuzz, MAXIM_FUZZ_WITH nodes started
+beside them but not fuzzed (the agent's llm, memory and fear: its deliberations then reach a
+model, scripted here, and its memory). A long run is bounded: MAXIM_FUZZ_BUDGET_S cuts an
+interface short after that many seconds (the report says how many cases were done), and a
+service answer or a goal's result is awaited MAXIM_FUZZ_ANSWER_S (default 20) at most; a
+goal that outlives it is cancelled and counted as no answer in time, which is no death (the
+liveness check after each interface decides that). MAXIM_FUZZ_REPORT names a directory that
+gets one JSON file per interface as it finishes, and summary.md, so a cut run leaves figures
+(and progress.json every 100 cases). MAXIM_FUZZ_INTERFACES names the only interfaces to fuzz,
+MAXIM_FUZZ_PARAMS overrides node parameters (JSON: {"agent": {"idle.enabled": true}}).
+The report lists every interface covered.
 """
 
 import hashlib
@@ -38,6 +48,13 @@ pytestmark = [pytest.mark.ros, pytest.mark.timeout(3600)]
 CASES = int(os.environ.get('MAXIM_FUZZ_CASES', '8'))
 SEED = int(os.environ.get('MAXIM_FUZZ_SEED', '1414'))
 ONLY = [n for n in os.environ.get('MAXIM_FUZZ_NODES', '').split(',') if n]
+WITH = [n for n in os.environ.get('MAXIM_FUZZ_WITH', '').split(',') if n]
+BUDGET_S = float(os.environ.get('MAXIM_FUZZ_BUDGET_S', '0'))    # per interface; 0: no bound
+REPORT_DIR = os.environ.get('MAXIM_FUZZ_REPORT', '')
+# Only these interfaces (names, comma-separated), and parameter overrides as JSON
+# ({"agent": {"idle.enabled": true}}): for a second long run of what the first one cut short.
+INTERFACES = [n for n in os.environ.get('MAXIM_FUZZ_INTERFACES', '').split(',') if n]
+PARAMS = json.loads(os.environ.get('MAXIM_FUZZ_PARAMS', '') or '{}')
 LIMITS = {'head_pan_joint': (-2.6, 2.6), 'head_tilt_joint': (-0.8, 0.8)}
 # Entities rclpy adds to every node (parameters, type descriptions) and the lifecycle
 # transitions a manager drives: not the node's own interfaces.
@@ -49,7 +66,8 @@ KNOWN_DEFECTS: dict[str, str] = {}
 # failed, until fixed.
 KNOWN_OUTPUT_DEFECTS: dict[tuple[str, str], str] = {}
 INCLUDE_KNOWN = os.environ.get('MAXIM_FUZZ_KNOWN', '') == '1'
-ANSWER_S = 20.0      # bound on one service answer or one goal's result
+ANSWER_S = float(os.environ.get('MAXIM_FUZZ_ANSWER_S', '20'))   # one answer or goal result
+CANCEL_S = 5.0       # after cancelling a goal that outlived ANSWER_S, for its end
 BURST = 10
 SETTLE_S = 0.2       # after a topic's messages, before the liveness check
 
@@ -137,15 +155,17 @@ def _start_nodes(ctx, tmp):
              'console': {'console': Console(file=io.StringIO(), width=100)}}
     runs = []
     for name, spec in NODES.items():
-        if ONLY and name not in ONLY:
+        if ONLY and name not in ONLY and name not in WITH:
             continue
-        overrides = [Parameter(k, value=v) for k, v in params[name].items()]
+        overrides = [Parameter(k, value=v)
+                     for k, v in {**params[name], **PARAMS.get(name, {})}.items()]
         node = spec.load()(context=ctx, parameter_overrides=overrides, **extra.get(name, {}))
         if spec.lifecycle:
             from rclpy.lifecycle import TransitionCallbackReturn
             assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS, node.last_error
             assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
         runs.append(NodeRun(name, node, ctx))
+        runs[-1].fuzzed = not ONLY or name in ONLY
     return runs
 
 
@@ -243,73 +263,115 @@ def _typed(resp) -> str:
     return ''
 
 
-def _fuzz(interface, gen, probe, executor, watch, report):
-    """Publish / call / send CASES generated inputs to one interface; returns failures."""
+class Budget:
+    """The cases one interface gets: CASES, or fewer when BUDGET_S runs out or a node died."""
+
+    def __init__(self, stats, runs):
+        self.stats, self.runs = stats, runs
+        self.deadline = time.monotonic() + BUDGET_S if BUDGET_S > 0 else math.inf
+
+    def cases(self):
+        for case in range(CASES):
+            if time.monotonic() > self.deadline:
+                self.stats['cut_by_budget'] = True
+                return
+            if case % 50 == 49 and any(not r.alive for r in self.runs):
+                return                  # a node died: the liveness check reports it
+            yield case
+            self.stats['cases'] = case + 1
+            if REPORT_DIR and case % 100 == 99:     # where a long run is, while it runs
+                os.makedirs(REPORT_DIR, exist_ok=True)
+                with open(os.path.join(REPORT_DIR, 'progress.json'), 'w',
+                          encoding='utf-8') as f:
+                    json.dump(self.stats, f, default=str)
+
+
+def _fuzz(interface, gen, probe, executor, watch, stats, runs):
+    """Publish / call / send up to CASES generated inputs to one interface, counting in
+    `stats` what happened; returns failures (an untyped answer, a server that never came)."""
     from action_msgs.msg import GoalStatus
     from rclpy.action import ActionClient
     kind, name, cls, qos = interface
     failures = []
+    budget = Budget(stats, runs)
     if kind == 'topic':
         pub = probe.create_publisher(cls, name, qos)
         _wait(executor, lambda: pub.get_subscription_count() > 0, 5.0)
-        for case in range(CASES):
+        for case in budget.cases():
             msg = gen.message(cls, wildness=gen.rng.choice([0.1, 0.5, 1.0]))
             watch.fuzzed.add(watch.digest(msg, sent=True))
             for _ in range(BURST if case % 4 == 3 else 1):
                 pub.publish(msg)
+                stats['published'] += 1
             executor.spin_once(timeout_sec=0.01)
-        report['messages'] += CASES
         _wait(executor, lambda: False, SETTLE_S)      # the node works through them
         probe.destroy_publisher(pub)
     elif kind == 'service':
         client = probe.create_client(cls, name)
         if not _wait(executor, client.service_is_ready, 10.0):
             return [f'{name}: service not ready']
-        for _ in range(CASES):
+        for _ in budget.cases():
             req = gen.message(cls.Request, wildness=gen.rng.choice([0.1, 0.5, 1.0]))
             future = client.call_async(req)
             if not _wait(executor, future.done, ANSWER_S):
-                failures.append(f'{name}: no answer within {ANSWER_S} s to '
-                                f'{repr(req)[:600]}')
+                stats['timeouts'] += 1          # no death by itself: the liveness check says
+                stats.setdefault('timeout_examples', []).append(repr(req)[:300])
                 client.remove_pending_request(future)
-                break                 # the node is likely gone: the liveness check says
-
+                continue
             answer = future.result()
             bad = _typed(answer)
             if bad:
                 failures.append(f'{name}: {bad}')
+            if getattr(answer, 'error_code', 0):
+                stats['typed_errors'] += 1
+                if len(set(stats['error_examples'])) < 8:   # what the typed errors say
+                    stats['error_examples'].append(answer.error_msg[:160])
             internal = getattr(answer, 'ERROR_INTERNAL', None)
             if internal is not None and answer.error_code == internal:
-                report['internal'].setdefault(name, []).append(answer.error_msg[:120])
-        report['requests'] += CASES
+                stats['internal'].append(answer.error_msg[:120])
         probe.destroy_client(client)
     else:
         client = ActionClient(probe, cls, name)
         if not _wait(executor, client.server_is_ready, 10.0):
             return [f'{name}: action server not ready']
-        for case in range(CASES):
+        for case in budget.cases():
             goal = gen.message(cls.Goal, wildness=gen.rng.choice([0.1, 0.5, 1.0]))
             sent = client.send_goal_async(goal)
             if not _wait(executor, sent.done, ANSWER_S):
-                failures.append(f'{name}: goal neither accepted nor rejected')
+                stats['timeouts'] += 1
+                stats.setdefault('timeout_examples', []).append('not accepted nor rejected')
                 continue
             handle = sent.result()
             if not handle.accepted:
+                stats['rejected'] += 1
                 continue
             if case % 3 == 2:
                 handle.cancel_goal_async()
             result = handle.get_result_async()
             if not _wait(executor, result.done, ANSWER_S):
-                failures.append(f'{name}: accepted goal did not end within {ANSWER_S} s')
+                handle.cancel_goal_async()      # a goal outliving the bound: cancelled
+                stats['timeouts'] += 1
+                stats.setdefault('timeout_examples', []).append(repr(goal)[:300])
+                _wait(executor, result.done, CANCEL_S)
                 continue
             answer = result.result()
             bad = _typed(answer.result)
-            if answer.status == GoalStatus.STATUS_ABORTED and \
-                    getattr(answer.result, 'error_code', 1) == 0:
-                bad = 'aborted without an error_code'   # the execute callback raised
+            if answer.status == GoalStatus.STATUS_ABORTED and not (
+                    getattr(answer.result, 'error_code', 0) or
+                    getattr(answer.result, 'status_msg', '')):
+                bad = 'aborted without a reason'   # the execute callback raised
             if bad:
                 failures.append(f'{name}: {bad}')
-        report['goals'] += CASES
+            if answer.status == GoalStatus.STATUS_SUCCEEDED:
+                stats['succeeded'] += 1
+            elif answer.status == GoalStatus.STATUS_CANCELED:
+                stats['cancelled'] += 1
+            else:
+                stats['typed_errors'] += 1
+                reason = getattr(answer.result, 'error_msg', '') or \
+                    getattr(answer.result, 'status_msg', '')
+                if len(set(stats['error_examples'])) < 8:
+                    stats['error_examples'].append(reason[:160])
         client.destroy()
     return failures
 
@@ -332,6 +394,46 @@ def _alive(run, probe, executor) -> str:
     return ''
 
 
+def _new_stats(kind, name, type_name, owners) -> dict:
+    return {'kind': kind, 'name': name, 'type': type_name, 'nodes': owners, 'planned': CASES,
+            'cases': 0, 'cut_by_budget': False, 'published': 0, 'succeeded': 0,
+            'cancelled': 0, 'rejected': 0, 'typed_errors': 0, 'timeouts': 0, 'internal': [],
+            'deaths': 0, 'non_finite': 0, 'outputs_checked': 0, 'seconds': 0.0,
+            'failures': [], 'error_examples': []}
+
+
+def _line(st) -> str:
+    cut = ' CUT BY BUDGET' if st['cut_by_budget'] else ''
+    answers = '' if st['kind'] == 'topic' else (
+        f', typed errors {st["typed_errors"]}, no answer in time {st["timeouts"]}' +
+        (f', rejected {st["rejected"]}, cancelled {st["cancelled"]}'
+         if st['kind'] == 'action' else ''))
+    return (f'  {st["kind"]:7s} {st["name"]:36s} {st["type"]:40s} {",".join(st["nodes"]):20s} '
+            f'{st["cases"]}/{st["planned"]} cases{cut}, deaths {st["deaths"]}, non-finite '
+            f'{st["non_finite"]}{answers}, {st["seconds"]:.1f} s')
+
+
+def _write_report(st, header):
+    """One JSON file for the interface and its row in summary.md, as soon as it is done."""
+    if not REPORT_DIR:
+        return
+    os.makedirs(REPORT_DIR, exist_ok=True)
+    stem = f'{st["kind"]}-{st["name"].strip("/").replace("/", "_")}'
+    with open(os.path.join(REPORT_DIR, f'{stem}.json'), 'w', encoding='utf-8') as f:
+        json.dump(st, f, indent=1, default=str)
+    summary = os.path.join(REPORT_DIR, 'summary.md')
+    fresh = not os.path.exists(summary)
+    with open(summary, 'a', encoding='utf-8') as f:
+        if fresh:
+            f.write(f'# {header}\n\n| kind | interface | type | node | cases | cut | deaths | '
+                    'non-finite | typed errors | no answer in time | s |\n'
+                    '|---|---|---|---|---|---|---|---|---|---|---|\n')
+        f.write(f'| {st["kind"]} | {st["name"]} | {st["type"]} | {",".join(st["nodes"])} | '
+                f'{st["cases"]}/{st["planned"]} | {"yes" if st["cut_by_budget"] else ""} | '
+                f'{st["deaths"]} | {st["non_finite"]} | {st["typed_errors"]} | '
+                f'{st["timeouts"]} | {st["seconds"]:.1f} |\n')
+
+
 def test_no_input_on_any_interface_takes_a_node_down(tmp_path):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -349,50 +451,69 @@ def test_no_input_on_any_interface_takes_a_node_down(tmp_path):
                         now_s=time.time())
         interfaces = {}
         for run in runs:
+            if not run.fuzzed:
+                continue
             for itf in _interfaces(run, probe):
+                if INTERFACES and itf[1] not in INTERFACES:
+                    continue
                 interfaces.setdefault((itf[0], itf[1], _type_name(itf[2])), (itf, []))[1] \
                     .append(run.name)
-        report = {'messages': 0, 'requests': 0, 'goals': 0, 'internal': {}}
-        failures, lines = [], []
+        fuzzed = [r.name for r in runs if r.fuzzed]
+        header = (f'fuzz report: seed {SEED}, {CASES} cases per interface, '
+                  f'{len(interfaces)} interfaces of {len(fuzzed)} nodes ({", ".join(fuzzed)})' +
+                  (f', with {", ".join(r.name for r in runs if not r.fuzzed)} running' if
+                   len(fuzzed) < len(runs) else '') +
+                  (f', budget {BUDGET_S:.0f} s per interface' if BUDGET_S > 0 else ''))
+        print(f'\n{header}', flush=True)
+        failures, rows = [], []
         t0 = time.monotonic()
         for (kind, name, type_name), (itf, owners) in sorted(interfaces.items()):
             if name in KNOWN_DEFECTS and not INCLUDE_KNOWN:
-                lines.append(f'  {kind:7s} {name:36s} {type_name:40s} {",".join(owners):28s} '
-                             f'NOT FUZZED, known defect: {KNOWN_DEFECTS[name]}')
+                print(f'  {kind:7s} {name:36s} {type_name:40s} {",".join(owners):20s} '
+                      f'NOT FUZZED, known defect: {KNOWN_DEFECTS[name]}', flush=True)
                 continue
-            started = time.monotonic()
-            failures += _fuzz(itf, gen, probe, executor, watch, report)
+            st = _new_stats(kind, name, type_name, owners)
+            started, bad_before, seen_before = time.monotonic(), len(watch.bad), watch.seen
+            st['failures'] = _fuzz(itf, gen, probe, executor, watch, st, runs)
             for run in runs:
                 dead = _alive(run, probe, executor)
                 if dead:
-                    failures.append(f'after {kind} {name}: {dead}')
-            lines.append(f'  {kind:7s} {name:36s} {type_name:40s} {",".join(owners):28s} '
-                         f'{CASES} cases {time.monotonic() - started:6.2f} s')
+                    st['deaths'] += 1
+                    st['failures'].append(f'after {kind} {name}: {dead}')
+            st['seconds'] = time.monotonic() - started
+            st['non_finite'] = len(watch.bad) - bad_before
+            st['outputs_checked'] = watch.seen - seen_before
+            failures += st['failures']
+            rows.append(st)
+            print(_line(st), flush=True)
+            _write_report(st, header)
             if any(not r.alive for r in runs):
                 break
         _wait(executor, lambda: False, 1.0)       # the last outputs arrive
         failures += [f'{r.name} died:\n{r.error[-3000:]}' for r in runs if not r.alive]
-        print(f'\nfuzz report: seed {SEED}, {CASES} cases per interface, '
-              f'{len(interfaces)} interfaces of {len(runs)} nodes '
-              f'({", ".join(r.name for r in runs)}), {time.monotonic() - t0:.1f} s')
-        print('\n'.join(lines))
-        print(f'  inputs: {report["messages"]} messages (+ bursts of {BURST}), '
-              f'{report["requests"]} requests, {report["goals"]} goals; outputs checked: '
+        print(f'{header}: {time.monotonic() - t0:.1f} s')
+        print('\n'.join(_line(st) for st in rows))
+        print(f'  inputs: {sum(st["cases"] for st in rows if st["kind"] == "topic")} messages '
+              f'({sum(st["published"] for st in rows)} published with bursts of {BURST}), '
+              f'{sum(st["cases"] for st in rows if st["kind"] == "service")} requests, '
+              f'{sum(st["cases"] for st in rows if st["kind"] == "action")} goals; no answer '
+              f'in time: {sum(st["timeouts"] for st in rows)}; outputs checked: '
               f'{watch.seen} messages on {len(watch.topics)} topics; node deaths: '
               f'{sum(not r.alive for r in runs)}; non-finite or out-of-limit outputs: '
-              f'{len(watch.bad)}')
+              f'{len(watch.bad)}', flush=True)
         if watch.bad:
             print('  first bad outputs:\n    ' + '\n    '.join(sorted(set(watch.bad))[:15]))
-        for srv, msgs in sorted(report['internal'].items()):
-            print(f'  {srv}: {len(msgs)} answers ERROR_INTERNAL (typed, but a defect): '
-                  f'{sorted(set(msgs))[:3]}')
+        for st in rows:
+            if st['internal']:
+                print(f'  {st["name"]}: {len(st["internal"])} answers ERROR_INTERNAL (typed, '
+                      f'but a defect): {sorted(set(st["internal"]))[:3]}')
         for line in sorted(watch.known):
             topic, field = line.split(': ')[0], line.split(': ')[1].split(' = ')[0]
             print(f'  known output defect: {line} ({KNOWN_OUTPUT_DEFECTS[(topic, field)]})')
         assert not failures, '\n'.join(failures)
         assert not watch.bad, '\n'.join(sorted(set(watch.bad))[:40])
         kinds = {k for k, _, _ in interfaces}
-        if not ONLY:
+        if not ONLY and not INTERFACES:
             assert kinds == {'topic', 'service', 'action'}, kinds
     finally:
         for run in reversed(runs):

@@ -6,7 +6,6 @@ import math
 import uuid
 
 import rclpy
-from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
@@ -17,16 +16,15 @@ from maxim_core import conversions as conv
 from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.health import agent_health, Health
 from maxim_core.idle.tasks import TaskError, TaskNotFound
-from maxim_core.llm.backend import LLMError
 from maxim_core.mind import DEFAULT_ACTIVE, Mind, MindConfig
+from maxim_core.nodes.agent_deliberate import DeliberateServer
 from maxim_core.nodes.agent_events import AgentEvents, Interaction
 from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
 from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_core.nodes.params import declare_idle, declare_string_array
 from maxim_core.qos import EVENTS, SENSOR
 from maxim_core.tools import sandbox
-from maxim_interfaces.action import Deliberate
-from maxim_interfaces.msg import Episode, PainSignal, Percept, Thought, ToolCall
+from maxim_interfaces.msg import Episode, PainSignal, Percept, ToolCall
 from maxim_interfaces.srv import EnergyStatus, SubmitTask
 
 
@@ -38,7 +36,8 @@ class AgentNode(Node):
         tools.active_cap, tools.index_path (the learned tool index's file, '' = in memory),
         tools.process (bwrap | python), tools.network, tools.hidden (string[]),
         percept_min_salience, deliberation.max_cycles/max_tokens/temperature/llm_timeout_s/
-        use_grammar, enrichment.budget_s, energy.token_budget, energy.refill_tokens_per_s,
+        use_grammar/goal_max_cycles (the most a Deliberate goal may ask), enrichment.budget_s,
+        energy.token_budget, energy.refill_tokens_per_s,
         systems.off (string[]: bio-systems switched off, for ablations), idle.* (read-only;
         maxim_core.idle.runtime.PARAMS lists them).
     Subscriptions: percepts (Percept), joint_states (JointState), pain (PainSignal),
@@ -50,7 +49,9 @@ class AgentNode(Node):
         interaction/request (InteractionRequest: request_interaction's questions),
         diagnostics (DiagnosticArray, 1 Hz: the mind, the tool sandbox, the model)
     Services: agent/energy_status (EnergyStatus), agent/submit_task (SubmitTask)
-    Actions: agent/deliberate (Deliberate)
+    Actions: agent/deliberate (Deliberate): one goal at a time (another is answered busy at
+        once: a goal blocks an executor thread, and goals waiting for each other would
+        starve the executor their model calls need).
     Clients: llm/generate, llm/tokenize, fear/review_action, memory/*, perception/*
     Time: robot time is the node's ROS clock (/clock under use_sim_time).
     """
@@ -109,9 +110,9 @@ class AgentNode(Node):
                             callback_group=group)
         self.create_service(SubmitTask, 'agent/submit_task', self._on_submit_task,
                             callback_group=group)
-        self._action = ActionServer(self, Deliberate, 'agent/deliberate', self._on_deliberate,
-                                    cancel_callback=lambda _g: CancelResponse.ACCEPT,
-                                    callback_group=group)
+        self._action = DeliberateServer(self, self.mind, p(
+            'deliberation.goal_max_cycles', 16, 'The most cycles a Deliberate goal may ask'),
+            callback_group=group)
         if self.mind.idle is not None:   # robot time; the check itself runs on the Mind's thread
             self._idle_timer = self.create_timer(
                 config.idle.runtime.check_period_s, self.mind.wake_idle,
@@ -182,47 +183,6 @@ class AgentNode(Node):
         response.accepted = True
         conv.task_to_msg(task, response.task)
         return response
-
-    def _on_deliberate(self, handle):
-        goal, result, feedback = handle.request, Deliberate.Result(), []
-
-        def on_thought(t):
-            msg = conv.thought_to_msg(t, Thought())
-            feedback.append(msg)
-            handle.publish_feedback(Deliberate.Feedback(thought=msg))
-            if handle.is_cancel_requested:
-                self.mind.cancel()
-
-        percept = conv.msg_to_percept(goal.percept)
-        kwargs = dict(goal=goal.goal or None, force=goal.force, on_thought=on_thought,
-                      max_cycles=goal.max_cycles, timeout_s=self.mind.config.deliberation
-                      .llm_timeout_s)
-        try:
-            if goal.execute:
-                step = self.mind.step(percept, **kwargs)
-                res = step.deliberation if step else None
-                if step is not None and step.loop.run is not None:
-                    conv.run_to_result(step.loop.run, result.tool_result,
-                                       res.deliberation_id if res else '')
-            else:
-                res = self.mind.deliberate(percept, **kwargs)
-        except LLMError as exc:
-            result.status, result.status_msg = Deliberate.Result.STATUS_MODEL_ERROR, str(exc)
-            handle.abort()
-            return result
-        if res is None:
-            result.status = Deliberate.Result.STATUS_TIMEOUT
-            result.status_msg = 'the agent stayed busy with another deliberation'
-            handle.abort()
-            return result
-        result.status = int(res.code)
-        if res.status == 'ready' and goal.execute and result.tool_result.call.tool_name:
-            result.status = Deliberate.Result.STATUS_ACTED
-        result.status_msg = res.status_msg or res.status
-        result.deliberation_id, result.cycles = res.deliberation_id, int(res.cycles)
-        result.action_json, result.thoughts = res.action_json, feedback
-        handle.canceled() if res.status == 'cancelled' else handle.succeed()
-        return result
 
     def quiesce(self) -> None:
         """Before the executor stops (the in-process runner calls it): stop the threads."""
