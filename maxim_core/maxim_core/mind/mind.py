@@ -98,6 +98,9 @@ _CHANNEL_SYSTEM = {'episodes': 'hippocampus', 'similar': 'ec', 'concepts': 'conc
 
 # Percept sources that are someone's words (the panel, a console): arguments may quote them.
 HEARD_SOURCES = ('user', 'cli')
+# How long what was last seen counts as still in view, for a percept that names nothing
+# (a person's words) (s).
+IN_VIEW_S = 30.0
 # Signs that someone addresses the robot: a question, quoted words, "Name: ..." speech.
 _ADDRESSED = re.compile(r'\?|"|^\s*[A-Z][\w ]{0,30}:\s', re.M)
 
@@ -231,6 +234,7 @@ class Mind:
         self._last_act: tuple | None = None
         self._acts_since_news = 0
         self._current_source = ''
+        self._in_view: tuple = ((), 0.0)      # labels of the last view, and when
         self.deliberator = Deliberator(
             model, builder=builder, energy=self.energy, enrichment=self.enrichment,
             config=config.deliberation,
@@ -416,9 +420,13 @@ class Mind:
                             (result_words(r.output) if r.success
                              else r.error_msg or r.blocked_reason)[:200],
                             bool(r.blocked)) for r in self.loop.recent]
+        objects = list(percept.objects)
+        labels, seen_at = self._in_view
+        if not objects and labels and self.clock() - seen_at <= IN_VIEW_S:
+            objects = list(labels)           # a person's words: what is in view still is
         return Grounding(
             percept=text, goal=goal, heard=text if percept.source in HEARD_SOURCES else '',
-            objects=list(percept.objects), people=list(percept.people), entities=entities,
+            objects=objects, people=list(percept.people), entities=entities,
             values=dict(self._values) if self.config.on('nac') else {}, recent=recent,
             pains=list(self._pains), acts_since_news=self._acts_since_news,
             someone_there=bool(percept.people) or percept.source == 'user'
@@ -574,6 +582,8 @@ class Mind:
             if now > 0:
                 with self._body_lock:
                     self._body_at(now).record_interaction(now)
+        if percept.source == 'vision' and percept.objects:
+            self._in_view = (tuple(str(o) for o in percept.objects), self.clock())
         if percept.source == 'vision' and percept.salience < self.config.percept_min_salience:
             return False
         if percept.source in HEARD_SOURCES and self._current_source == 'vision' \
