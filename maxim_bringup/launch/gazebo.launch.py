@@ -18,7 +18,7 @@ from launch_ros.actions import LifecycleNode, Node
 from launch_ros.substitutions import FindPackageShare
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import node_kwargs, standard_arguments  # noqa: E402
+from common import lifecycle_manager, node_kwargs, standard_arguments  # noqa: E402
 
 BRIDGED = [
     'camera/image_raw@sensor_msgs/msg/Image[gz.msgs.Image',
@@ -52,4 +52,5 @@ def generate_launch_description():
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **common),
         Node(package='maxim_core', executable='agent_node', name='agent', **common),
+        lifecycle_manager(['llm']),
     ])

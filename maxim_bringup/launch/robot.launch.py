@@ -12,19 +12,28 @@ import os
 import sys
 
 from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import LifecycleNode, Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import node_kwargs, standard_arguments  # noqa: E402
+from common import lifecycle_manager, node_kwargs, standard_arguments  # noqa: E402
+
+
+# Lifecycle nodes, in bring-up order (the manager takes them down in reverse).
+LIFECYCLE = ['llm']
 
 
 def generate_launch_description():
     common = node_kwargs()
     urdf = PathJoinSubstitution([FindPackageShare('maxim_bringup'), 'urdf', 'maxim_head.urdf'])
     return LaunchDescription(standard_arguments('robot.yaml', 'false') + [
+        DeclareLaunchArgument(
+            'robot_state_publisher', default_value='true',
+            description='Publish the head URDF and TF from joint_states (for rviz)'),
         Node(package='maxim_perception', executable='camera_node', name='camera', **common),
         Node(package='maxim_perception', executable='attention_node', name='attention',
              **common),
@@ -34,8 +43,10 @@ def generate_launch_description():
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **common),
         Node(package='maxim_core', executable='agent_node', name='agent', **common),
+        lifecycle_manager(LIFECYCLE),
         Node(package='robot_state_publisher', executable='robot_state_publisher',
              name='robot_state_publisher', namespace=LaunchConfiguration('namespace'),
              parameters=[{'robot_description': ParameterValue(
-                 Command(['cat ', urdf]), value_type=str)}]),
+                 Command(['cat ', urdf]), value_type=str)}],
+             condition=IfCondition(LaunchConfiguration('robot_state_publisher'))),
     ])

@@ -29,7 +29,8 @@ def _spec(name, package, executable, cls, lifecycle=False):
 
 
 NODES = {
-    'sim_head': _spec('sim_head', 'maxim_perception', 'sim_head_node', 'SimHeadNode'),
+    'sim_head': _spec('sim_head', 'maxim_perception', 'sim_head_node', 'SimHeadNode',
+                      lifecycle=True),
     'camera': _spec('camera', 'maxim_perception', 'camera_node', 'CameraNode'),
     'attention': _spec('attention', 'maxim_perception', 'attention_node', 'AttentionNode'),
     'head_controller': _spec(

@@ -4,9 +4,8 @@ from dataclasses import dataclass
 import logging
 import time
 
-import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -24,6 +23,7 @@ from maxim_memory.hub import (HubConfig, memory_size, MemoryHub, QueryError, to_
 from maxim_memory.qos import EVENTS
 from maxim_memory.store import StoreError, StoreFault
 from maxim_memory.throttle import LogThrottle
+from maxim_memory.nodes.lifetime import run
 
 
 @dataclass(frozen=True)
@@ -462,14 +462,4 @@ class MemoryNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = MemoryNode()
-    executor = MultiThreadedExecutor()  # queries stay answered during a long session end
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('memory stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(MemoryNode, args, executor=MultiThreadedExecutor)

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 import math
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import CameraInfo, Image
@@ -17,6 +15,7 @@ from maxim_perception.camera import (CameraStatus, OpenCVCamera, ReconnectingCam
 from maxim_perception.camera_model import CameraModel
 from maxim_perception.conversions import camera_info_to_msg, image_to_msg
 from maxim_perception.qos import SENSOR
+from maxim_perception.nodes.lifetime import run
 
 
 @dataclass(frozen=True)
@@ -144,12 +143,4 @@ class CameraNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = CameraNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('camera stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(CameraNode, args)

@@ -7,8 +7,6 @@ import threading
 import time
 from typing import Callable
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import JointState
@@ -22,6 +20,7 @@ from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver
                                            SerialServoDriver, ServoMapping, SimDriver)
 from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
 from maxim_perception.throttle import LogThrottle
+from maxim_perception.nodes.lifetime import run
 
 JOINTS = ('head_pan_joint', 'head_tilt_joint')
 # Goals that follow attention's targets (and so act on each new attention state at once).
@@ -511,15 +510,7 @@ class HeadControllerNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = HeadControllerNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('head controller stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(HeadControllerNode, args)
 
 
 if __name__ == '__main__':
