@@ -24,7 +24,7 @@ from common import lifecycle_manager, node_kwargs, standard_arguments  # noqa: E
 
 
 # Lifecycle nodes, in bring-up order (the manager takes them down in reverse).
-LIFECYCLE = ['llm']
+LIFECYCLE = ['camera', 'llm']
 
 
 def generate_launch_description():
@@ -34,7 +34,8 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'robot_state_publisher', default_value='true',
             description='Publish the head URDF and TF from joint_states (for rviz)'),
-        Node(package='maxim_perception', executable='camera_node', name='camera', **common),
+        LifecycleNode(package='maxim_perception', executable='camera_node', name='camera',
+                      **common),
         Node(package='maxim_perception', executable='attention_node', name='attention',
              **common),
         Node(package='maxim_perception', executable='head_controller_node',

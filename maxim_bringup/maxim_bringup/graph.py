@@ -31,7 +31,7 @@ def _spec(name, package, executable, cls, lifecycle=False):
 NODES = {
     'sim_head': _spec('sim_head', 'maxim_perception', 'sim_head_node', 'SimHeadNode',
                       lifecycle=True),
-    'camera': _spec('camera', 'maxim_perception', 'camera_node', 'CameraNode'),
+    'camera': _spec('camera', 'maxim_perception', 'camera_node', 'CameraNode', lifecycle=True),
     'attention': _spec('attention', 'maxim_perception', 'attention_node', 'AttentionNode'),
     'head_controller': _spec(
         'head_controller', 'maxim_perception', 'head_controller_node', 'HeadControllerNode'),
