@@ -74,6 +74,16 @@ def session_pids(sid: int) -> set[int]:
     return pids
 
 
+def process_name(pid: int) -> str:
+    try:
+        with open(f'/proc/{pid}/cmdline', 'rb') as f:
+            parts = [os.path.basename(a.decode(errors='replace'))
+                     for a in f.read().split(b'\0') if a]
+    except OSError:
+        return str(pid)
+    return next((a for a in parts if not a.startswith('python')), str(pid))
+
+
 def write_params(path, base: str, tmp, answer: str, overrides: dict) -> str:
     """The shipped params file with test paths, the scripted model and `overrides`."""
     with open(os.path.join(PKG, 'config', base), encoding='utf-8') as f:
@@ -135,13 +145,24 @@ class Launch:
         return self.wait_gone(t0)
 
     def wait_gone(self, t0: float | None = None) -> float:
+        """Seconds until the launch and every process of its session have ended (inf: not
+        within STOP_WAIT_S); `self.ended` keeps when each process ended, by name."""
         t0 = time.monotonic() if t0 is None else t0
+        names = {pid: process_name(pid) for pid in session_pids(self.sid)}
+        self.ended = {}
         deadline = t0 + STOP_WAIT_S
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None and not session_pids(self.sid):
+            live = session_pids(self.sid)
+            for pid in set(names) - live - set(self.ended):
+                self.ended[pid] = (names[pid], time.monotonic() - t0)
+            if self.proc.poll() is not None and not live:
                 return time.monotonic() - t0
             time.sleep(0.05)
         return float('inf')
+
+    def slowest(self, n=3) -> str:
+        ended = sorted(getattr(self, 'ended', {}).values(), key=lambda e: -e[1])[:n]
+        return ', '.join(f'{name} {t:.2f} s' for name, t in ended)
 
     def close(self) -> None:
         """Whatever is left is killed (a failed test must not leave processes behind)."""
@@ -219,7 +240,8 @@ def expected(graph: str, namespace: str = '') -> set[str]:
 
 def assert_clean_stop(launch: Launch, seconds: float, label: str) -> None:
     out = launch.output()
-    print(f'\n{label}: Ctrl-C to every process gone in {seconds:.2f} s')
+    print(f'\n{label}: Ctrl-C to every process gone in {seconds:.2f} s '
+          f'(slowest: {launch.slowest()})')
     assert seconds != float('inf'), f'{label}: processes left after {STOP_WAIT_S} s:\n{out}'
     assert 'Traceback' not in out, out
     assert "sending signal 'SIGTERM'" not in out, f'{label}: launch had to escalate:\n{out}'
