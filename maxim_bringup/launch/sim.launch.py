@@ -21,7 +21,7 @@ from common import lifecycle_manager, node_kwargs, standard_arguments  # noqa: E
 
 
 # Lifecycle nodes, in bring-up order (the manager takes them down in reverse).
-LIFECYCLE = ['sim_head', 'llm']
+LIFECYCLE = ['sim_head', 'head_controller', 'llm']
 
 
 def generate_launch_description():
@@ -35,8 +35,8 @@ def generate_launch_description():
                       **common),
         Node(package='maxim_perception', executable='attention_node', name='attention',
              **common),
-        Node(package='maxim_perception', executable='head_controller_node',
-             name='head_controller', **common),
+        LifecycleNode(package='maxim_perception', executable='head_controller_node',
+                      name='head_controller', **common),
         Node(package='maxim_memory', executable='memory_node', name='memory', **common),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **common),

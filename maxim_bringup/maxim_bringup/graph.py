@@ -34,7 +34,8 @@ NODES = {
     'camera': _spec('camera', 'maxim_perception', 'camera_node', 'CameraNode', lifecycle=True),
     'attention': _spec('attention', 'maxim_perception', 'attention_node', 'AttentionNode'),
     'head_controller': _spec(
-        'head_controller', 'maxim_perception', 'head_controller_node', 'HeadControllerNode'),
+        'head_controller', 'maxim_perception', 'head_controller_node', 'HeadControllerNode',
+        lifecycle=True),
     'memory': _spec('memory', 'maxim_memory', 'memory_node', 'MemoryNode'),
     'llm': _spec('llm', 'maxim_core', 'llm_node', 'LLMNode', lifecycle=True),
     'fear': _spec('fear', 'maxim_core', 'fear_node', 'FearNode'),

@@ -292,11 +292,24 @@ class TestSim:
         launch, probe = sim
         thoughts = probe.watch('/thoughts', Thought, EVENTS)
         pub = probe.node.create_publisher(Percept, '/percepts', EVENTS)
-        assert probe.spin_until(
-            lambda: deliberations(thoughts),
-            every=lambda: pub.publish(user_percept('The user says: "look at the ball".'))), (
-            launch.output())
+        # What the README shows: `ros2 topic echo /thoughts` (here: one deliberation's text).
+        echo = subprocess.Popen(
+            ['ros2', 'topic', 'echo', '/thoughts', 'maxim_interfaces/msg/Thought',
+             '--no-daemon', '--once',
+             '--filter', 'm.kind == 0'], env=ros_env(launch.domain_id),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            assert probe.spin_until(
+                lambda: deliberations(thoughts) and echo.poll() is not None,
+                every=lambda: pub.publish(user_percept('The user says: "look at the ball".'))
+            ), launch.output()
+            echoed = echo.communicate(timeout=10)[0]
+        finally:
+            if echo.poll() is None:
+                echo.kill()
+                echo.wait(timeout=10)
         assert 'I see the ball from the sim.' in deliberations(thoughts)
+        assert 'text: I see the ball from the sim.' in echoed, echoed
 
     def test_params_file_applies_and_runtime_params_change(self, sim):
         launch, _ = sim
@@ -413,19 +426,30 @@ def test_a_bad_params_file_stops_the_launch_before_any_node(tmp_path):
         launch.close()
 
 
-def test_nodes_end_with_the_launch_that_started_them(tmp_path):
-    """A launch that dies part-way (here: killed outright, as when it raises on a missing
-    package) leaves no node running: each node ends with its parent."""
+def test_lifecycle_manager_on_request_and_nodes_end_with_their_launch(tmp_path):
+    """With autostart:=false the lifecycle nodes wait unconfigured until the manager's
+    startup service; its shutdown service takes them down in reverse order. Then a launch
+    that dies (here: killed outright, as when it raises on a missing package) leaves no node
+    running: each node ends with the process that launched it."""
     params = write_params(tmp_path / 'p.yaml', 'robot.yaml', tmp_path, 'unused', {
         'camera': {'synthetic': True, 'width': 160, 'height': 120, 'fps': 5.0},
         'head_controller': {'driver': 'dry_run'}})
     d = domain(3)
-    launch = Launch('robot.launch.py', [f'params_file:={params}', 'robot_state_publisher:=false'],
-                    d, tmp_path / 'launch.log')
+    launch = Launch('robot.launch.py', [f'params_file:={params}', 'robot_state_publisher:=false',
+                                        'autostart:=false'], d, tmp_path / 'launch.log')
     probe = Probe(d)
     try:
-        want = expected('robot')
+        want = expected('robot') | {'/lifecycle_manager'}
         assert probe.spin_until(lambda: want <= probe.nodes()), launch.output()
+        state = ros2(d, 'lifecycle', 'get', '/camera', '--no-daemon')
+        assert state.stdout.startswith('unconfigured'), state
+        for verb, camera_state in (('startup', 'active'), ('shutdown', 'unconfigured')):
+            called = ros2(d, 'service', 'call', f'/lifecycle_manager/{verb}',
+                          'std_srvs/srv/Trigger', timeout=120)
+            assert 'success=True' in called.stdout, (called, launch.output())
+            for name in ('camera', 'llm'):
+                state = ros2(d, 'lifecycle', 'get', f'/{name}', '--no-daemon')
+                assert state.stdout.startswith(camera_state), (name, state)
         nodes = session_pids(launch.sid) - {launch.proc.pid}
         assert len(nodes) >= len(want)
         os.kill(launch.proc.pid, signal.SIGKILL)
