@@ -456,7 +456,8 @@ def test_lifecycle_manager_on_request_and_nodes_end_with_their_launch(tmp_path):
         launch.proc.wait(timeout=10)
         seconds = launch.wait_gone()
         print(f'\nlaunch killed: every node gone in {seconds:.2f} s')
-        assert seconds != float('inf'), f'left running: {session_pids(launch.sid)}'
+        left = {pid: process_name(pid) for pid in session_pids(launch.sid)}
+        assert seconds != float('inf'), f'left running: {left}\n{launch.output()}'
     finally:
         probe.close()
         launch.close()

@@ -16,12 +16,23 @@ import ctypes
 import os
 import signal
 import threading
+import time
 
 _PR_SET_PDEATHSIG = 1
 STOP_TIMEOUT_S = 2.0        # the executor's own shutdown; the whole stop stays under 3 s
+QUIESCE_S = 0.2             # after quiesce(): the last results and replies go out
 
 
 LAUNCH_PID = 'MAXIM_LAUNCH_PID'   # set by the launch files: the process that started us
+
+
+def launching_parent() -> int:
+    """The process that started this one: MAXIM_LAUNCH_PID (set by the launch files) or
+    else the parent process now."""
+    try:
+        return int(os.environ.get(LAUNCH_PID, '') or os.getppid())
+    except ValueError:
+        return os.getppid()
 
 
 def die_with_parent(sig: int = signal.SIGTERM) -> bool:
@@ -33,10 +44,7 @@ def die_with_parent(sig: int = signal.SIGTERM) -> bool:
     one the launch files pass in MAXIM_LAUNCH_PID or else the one at the start of this call,
     and the signal is sent at once.
     """
-    try:
-        parent = int(os.environ.get(LAUNCH_PID, '') or os.getppid())
-    except ValueError:
-        parent = os.getppid()
+    parent = launching_parent()
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
@@ -65,8 +73,8 @@ def run(make_node, args=None, executor=None) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = spin_thread = None
-    exec_ = None
+    node = spin_thread = exec_ = None
+    halt = threading.Event()      # the spin loop ends (after the node has quiesced)
     try:
         if stop.is_set():
             return
@@ -75,38 +83,48 @@ def run(make_node, args=None, executor=None) -> None:
         exec_.add_node(node)
 
         def spin():
+            # spin_once in a loop rather than spin(): the executor is shut down only after
+            # this loop has left it (shutting it down under a spinning thread destroys guard
+            # conditions the thread is waiting on).
             try:
-                exec_.spin()
+                while not halt.is_set():
+                    exec_.spin_once(timeout_sec=0.1)
             except ExternalShutdownException:
-                stop.set()
+                pass
             finally:
                 stop.set()
 
         spin_thread = threading.Thread(target=spin, name='spin', daemon=True)
         spin_thread.start()
+        parent = launching_parent()
         while not stop.wait(0.5):
-            pass
+            if os.getppid() != parent:   # the parent-death signal's backstop
+                break
     finally:
         # A terminal's Ctrl-C reaches every process of the group and launch sends its own
         # SIGINT too: the second one must not cut the stop short, nor kill the interpreter
         # while it finalizes (Python restores the default handler then, unless ignored).
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if node is not None:
-            _stop_node(node, exec_, spin_thread)
+            _stop_node(node, exec_, spin_thread, halt)
         rclpy.try_shutdown()
 
 
-def _stop_node(node, executor, spin_thread) -> None:
+def _stop_node(node, executor, spin_thread, halt) -> None:
+    """Quiesce while the executor still spins (a goal's result, a last reply go out), then
+    end the spin loop, shut the executor down and destroy the node."""
     quiesce = getattr(node, 'quiesce', None)
     if callable(quiesce):
         try:
             quiesce()
         except Exception as exc:  # noqa: BLE001 - stopping goes on regardless
             node.get_logger().warning(f'did not quiesce: {type(exc).__name__}: {exc}')
-    if executor is not None:
-        executor.remove_node(node)
-        executor.shutdown(timeout_sec=STOP_TIMEOUT_S)
+        if spin_thread is not None and spin_thread.is_alive():
+            time.sleep(QUIESCE_S)
+    halt.set()
     if spin_thread is not None:
         # A spin thread still inside rcl when the node is destroyed aborts the process.
         spin_thread.join(timeout=STOP_TIMEOUT_S)
+    if executor is not None:
+        executor.shutdown(timeout_sec=STOP_TIMEOUT_S)
     node.destroy_node()
