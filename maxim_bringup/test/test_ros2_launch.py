@@ -21,7 +21,7 @@ import yaml
 pytest.importorskip(
     'launch_ros', reason='launch_ros does not import: the ROS 2 launch system is not installed '
     '(set-up installs it from ../shared/ros2-tools when that folder exists; a system ROS 2 '
-    'Jazzy has it)')
+    'Jazzy has it)', exc_type=ImportError)
 if shutil.which('ros2') is None:
     pytest.skip('no `ros2` command on PATH (see the skip reason above)', allow_module_level=True)
 
