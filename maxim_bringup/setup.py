@@ -37,6 +37,7 @@ setup(
             'maxim = maxim_bringup.cli:main',
             'console_node = maxim_bringup.nodes.console_node:main',
             'joint_command_relay = maxim_bringup.nodes.joint_command_relay:main',
+            'lifecycle_manager = maxim_bringup.nodes.lifecycle_manager:main',
         ],
     },
 )

@@ -13,6 +13,9 @@
 #   MAXIM_VENV       where the venv lives (default: <repo>/.venv)
 #   MAXIM_NO_APT=1   never call apt-get (print what is missing instead)
 #   MAXIM_QUIET=1    less output
+#   MAXIM_ROS2_TOOLS the folder with the ROS 2 command line and launch system's install.sh
+#                    (default: <repo>/../shared/ros2-tools; installed only when it exists and
+#                    no system ROS 2 is sourced, which has them already)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -187,6 +190,14 @@ if [ -f "$ROOT/install/local_setup.bash" ] && [ -n "\${BASH_VERSION:-}" ]; then
   [ "\$_maxim_u" = 1 ] && set -u
   unset _maxim_u
 fi
+# The ROS 2 command line and launch system (ros2 launch/topic/param/..., launch_ros), when
+# set-up installed them (see ROS2_TOOLS in scripts/bootstrap.sh).
+if [ -f "$STATE/ros2-tools/install/local_setup.bash" ] && [ -n "\${BASH_VERSION:-}" ]; then
+  case \$- in *u*) _maxim_u=1; set +u;; *) _maxim_u=0;; esac
+  . "$STATE/ros2-tools/install/local_setup.bash"
+  [ "\$_maxim_u" = 1 ] && set -u
+  unset _maxim_u
+fi
 EOF
 
 # ---------------------------------------------------------------- colcon build --------------
@@ -223,6 +234,26 @@ if [ "$(cat "$STATE/build.stamp" 2>/dev/null)" != "$BUILD_STAMP" ] || [ ! -f "$R
   echo "$BUILD_STAMP" > "$STATE/build.stamp"
 else
   say "workspace build up to date"
+fi
+
+# ---------------------------------------------------------------- ros2 launch and CLI -------
+# `ros2 launch`, `ros2 topic/param/node/lifecycle` and launch_ros are not on PyPI. A folder
+# with their upstream sources and an idempotent install.sh (a second run checks a stamp) is
+# installed into the venv when present; the launch tests run whenever launch_ros imports.
+ROS2_TOOLS="${MAXIM_ROS2_TOOLS:-$ROOT/../shared/ros2-tools}"
+if [ "$SYSTEM_ROS" = 0 ] && [ -f "$ROS2_TOOLS/install.sh" ]; then
+  if ! (
+    set +u
+    export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
+    export AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV"
+    bash "$ROS2_TOOLS/install.sh" "$STATE/ros2-tools" > "$STATE/ros2-tools.log" 2>&1
+  ); then
+    tail -n 20 "$STATE/ros2-tools.log" >&2
+    die "installing the ROS 2 launch system and CLI from $ROS2_TOOLS failed (full log: $STATE/ros2-tools.log)."
+  fi
+  say "$(tail -n 1 "$STATE/ros2-tools.log")"
+elif [ "$SYSTEM_ROS" = 0 ]; then
+  say "no $ROS2_TOOLS: ros2 launch and the ros2 CLI not installed (launch tests will skip)"
 fi
 
 say "ready in $(( $(date +%s) - T0 )) s: source $STATE/env.sh"

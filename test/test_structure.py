@@ -121,3 +121,14 @@ def test_the_agent_node_only_translates():
                         '_idle_retrieve', '_drive_state', '_ask', 'thought_to_msg'}
     assert 'json' not in {a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
                           for a in n.names}
+
+
+def test_every_package_has_the_same_node_lifetime():
+    """nodes/lifetime.py (how a node process starts and stops) is one file in four copies,
+    since the packages never import each other: the copies must not drift apart."""
+    texts = set()
+    for package in PACKAGES:
+        with open(os.path.join(WS, package, package, 'nodes', 'lifetime.py'),
+                  encoding='utf-8') as f:
+            texts.add(f.read())
+    assert len(texts) == 1

@@ -3,8 +3,37 @@
 import os
 
 from launch.actions import DeclareLaunchArgument, LogInfo, SetEnvironmentVariable
+from launch.substitution import Substitution
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions.substitution_failure import SubstitutionFailure
+from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
+from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
+
+from maxim_bringup.params import namespaced_params_file, ParamsError
+
+
+class NamespacedParamsFile(Substitution):
+    """The params file for nodes in the launch's namespace: its plain node keys
+    (`attention:`) become full names (`/r1/attention:`), which ROS 2 matches to namespaced
+    nodes. The file is checked first: an unusable one stops the launch before any node
+    starts, with the reason."""
+
+    def __init__(self, params_file, namespace):
+        super().__init__()
+        self._file = normalize_to_list_of_substitutions(params_file)
+        self._namespace = normalize_to_list_of_substitutions(namespace)
+
+    def describe(self) -> str:
+        return 'NamespacedParamsFile(params_file, namespace)'
+
+    def perform(self, context) -> str:
+        path = perform_substitutions(context, self._file)
+        namespace = perform_substitutions(context, self._namespace)
+        try:
+            return namespaced_params_file(path, namespace)
+        except ParamsError as exc:
+            raise SubstitutionFailure(str(exc)) from exc
 
 
 def standard_arguments(default_params: str, use_sim_time: str):
@@ -17,7 +46,12 @@ def standard_arguments(default_params: str, use_sim_time: str):
             'params_file',
             default_value=PathJoinSubstitution(
                 [FindPackageShare('maxim_bringup'), 'config', default_params]),
-            description='Params YAML with one top-level key per node'),
+            description='Params YAML with one top-level key per node (plain node keys also '
+                        'apply under a namespace)'),
+        DeclareLaunchArgument(
+            'autostart', default_value='true',
+            description='Configure and activate the lifecycle nodes at start (else: '
+                        'ros2 service call lifecycle_manager/startup std_srvs/srv/Trigger)'),
         DeclareLaunchArgument(
             'log_level', default_value='info',
             description='Log level of every node (debug, info, warn, error)'),
@@ -27,15 +61,23 @@ def standard_arguments(default_params: str, use_sim_time: str):
     ]
 
 
+def launch_env():
+    """Every node learns which process launched it: it ends with that process, even when
+    the launch fails before the node has finished starting (nodes/lifetime.py)."""
+    return {'MAXIM_LAUNCH_PID': str(os.getpid())}
+
+
 def node_kwargs():
     """Namespace, parameters and logging shared by every node."""
     return dict(
         namespace=LaunchConfiguration('namespace'),
-        parameters=[LaunchConfiguration('params_file'),
+        parameters=[NamespacedParamsFile(LaunchConfiguration('params_file'),
+                                         LaunchConfiguration('namespace')),
                     {'use_sim_time': LaunchConfiguration('use_sim_time')}],
         arguments=['--ros-args', '--log-level', LaunchConfiguration('log_level')],
         output='screen',
         emulate_tty=True,
+        additional_env=launch_env(),
     )
 
 
@@ -49,3 +91,14 @@ def dds_profile_actions():
     if warning:
         actions.append(LogInfo(msg=f'maxim: {warning}'))
     return actions
+
+
+def lifecycle_manager(node_names):
+    """The node that configures and activates the launch's lifecycle nodes in this order
+    (and takes them down in reverse on lifecycle_manager/shutdown)."""
+    return Node(package='maxim_bringup', executable='lifecycle_manager',
+                name='lifecycle_manager', namespace=LaunchConfiguration('namespace'),
+                parameters=[{'node_names': list(node_names),
+                             'autostart': LaunchConfiguration('autostart')}],
+                arguments=['--ros-args', '--log-level', LaunchConfiguration('log_level')],
+                output='screen', emulate_tty=True, additional_env=launch_env())

@@ -18,7 +18,8 @@ from launch_ros.actions import LifecycleNode, Node
 from launch_ros.substitutions import FindPackageShare
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import dds_profile_actions, node_kwargs, standard_arguments  # noqa: E402
+from common import (dds_profile_actions, lifecycle_manager, node_kwargs,  # noqa: E402
+                    standard_arguments)
 
 BRIDGED = [
     'camera/image_raw@sensor_msgs/msg/Image[gz.msgs.Image',
@@ -47,10 +48,11 @@ def generate_launch_description():
              name='joint_command_relay', **common),
         Node(package='maxim_perception', executable='attention_node', name='attention',
              **common),
-        Node(package='maxim_perception', executable='head_controller_node',
-             name='head_controller', **common),
+        LifecycleNode(package='maxim_perception', executable='head_controller_node',
+                      name='head_controller', **common),
         Node(package='maxim_memory', executable='memory_node', name='memory', **common),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **common),
         Node(package='maxim_core', executable='agent_node', name='agent', **common),
+        lifecycle_manager(['head_controller', 'llm']),
     ])

@@ -12,13 +12,20 @@ import os
 import sys
 
 from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import LifecycleNode, Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import dds_profile_actions, node_kwargs, standard_arguments  # noqa: E402
+from common import (dds_profile_actions, lifecycle_manager, node_kwargs,  # noqa: E402
+                    standard_arguments)
+
+
+# Lifecycle nodes, in bring-up order (the manager takes them down in reverse).
+LIFECYCLE = ['camera', 'head_controller', 'llm']
 
 
 def generate_launch_description():
@@ -26,17 +33,23 @@ def generate_launch_description():
     urdf = PathJoinSubstitution([FindPackageShare('maxim_bringup'), 'urdf', 'maxim_head.urdf'])
     dds = dds_profile_actions()   # the frame transport (config/fastdds.xml)
     return LaunchDescription(standard_arguments('robot.yaml', 'false') + dds + [
-        Node(package='maxim_perception', executable='camera_node', name='camera', **common),
+        DeclareLaunchArgument(
+            'robot_state_publisher', default_value='true',
+            description='Publish the head URDF and TF from joint_states (for rviz)'),
+        LifecycleNode(package='maxim_perception', executable='camera_node', name='camera',
+                      **common),
         Node(package='maxim_perception', executable='attention_node', name='attention',
              **common),
-        Node(package='maxim_perception', executable='head_controller_node',
-             name='head_controller', **common),
+        LifecycleNode(package='maxim_perception', executable='head_controller_node',
+                      name='head_controller', **common),
         Node(package='maxim_memory', executable='memory_node', name='memory', **common),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **common),
         Node(package='maxim_core', executable='agent_node', name='agent', **common),
+        lifecycle_manager(LIFECYCLE),
         Node(package='robot_state_publisher', executable='robot_state_publisher',
              name='robot_state_publisher', namespace=LaunchConfiguration('namespace'),
              parameters=[{'robot_description': ParameterValue(
-                 Command(['cat ', urdf]), value_type=str)}]),
+                 Command(['cat ', urdf]), value_type=str)}],
+             condition=IfCondition(LaunchConfiguration('robot_state_publisher'))),
     ])

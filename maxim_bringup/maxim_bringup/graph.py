@@ -29,11 +29,13 @@ def _spec(name, package, executable, cls, lifecycle=False):
 
 
 NODES = {
-    'sim_head': _spec('sim_head', 'maxim_perception', 'sim_head_node', 'SimHeadNode'),
-    'camera': _spec('camera', 'maxim_perception', 'camera_node', 'CameraNode'),
+    'sim_head': _spec('sim_head', 'maxim_perception', 'sim_head_node', 'SimHeadNode',
+                      lifecycle=True),
+    'camera': _spec('camera', 'maxim_perception', 'camera_node', 'CameraNode', lifecycle=True),
     'attention': _spec('attention', 'maxim_perception', 'attention_node', 'AttentionNode'),
     'head_controller': _spec(
-        'head_controller', 'maxim_perception', 'head_controller_node', 'HeadControllerNode'),
+        'head_controller', 'maxim_perception', 'head_controller_node', 'HeadControllerNode',
+        lifecycle=True),
     'memory': _spec('memory', 'maxim_memory', 'memory_node', 'MemoryNode'),
     'llm': _spec('llm', 'maxim_core', 'llm_node', 'LLMNode', lifecycle=True),
     'fear': _spec('fear', 'maxim_core', 'fear_node', 'FearNode'),

@@ -17,6 +17,7 @@ import time
 from rich.console import Console
 
 from maxim_bringup.graph import graph, NodeSpec, NODES
+from maxim_bringup.lifecycle import DirectTransport, LifecycleError, LifecycleSequence
 from maxim_bringup.params import for_node, load_params
 
 
@@ -80,6 +81,10 @@ class Runner:
             config.overrides['recorder']['run_info'] = json.dumps(self.run_info(),
                                                                   default=str)
         self.nodes = []
+        # Lifecycle nodes come up in graph order as they are created and go down in reverse.
+        self._lifecycle_nodes: dict = {}
+        self.lifecycle = LifecycleSequence([s.name for s in specs if s.lifecycle],
+                                           DirectTransport(self._lifecycle_nodes))
         self.context = None
         self.executor = None
         self._stop = threading.Event()
@@ -125,12 +130,19 @@ class Runner:
                     overrides = [Parameter(k, value=v)
                                  for k, v in self.node_params(spec.name).items()]
                     extra = {'console': self.out} if spec.name == 'console' else {}
+                    if spec.lifecycle:     # brought up below, in graph order
+                        extra['autostart'] = False
                     if spec.name == 'llm':  # model assembly and verification show progress
-                        extra = {'progress': lambda stage, fraction, s=status: s.update(
-                            f'[cyan]{stage}… {100 * fraction:.0f}%')}
+                        extra['progress'] = lambda stage, fraction, s=status: s.update(
+                            f'[cyan]{stage}… {100 * fraction:.0f}%')
                     node = cls(context=self.context, parameter_overrides=overrides, **extra)
                     if spec.lifecycle:
-                        _bring_up(node, spec)
+                        self._lifecycle_nodes[spec.name] = node
+                        try:
+                            self.lifecycle.bring_up(spec.name)
+                        except LifecycleError as exc:
+                            node.destroy_node()
+                            raise StartupError(str(exc)) from exc
                 except StartupError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - one line for the person, not a trace
@@ -185,6 +197,11 @@ class Runner:
             spinning = getattr(self, '_spinner', None) is not None and self._spinner.is_alive()
             if quiesced and spinning:
                 time.sleep(0.3)     # the last results and replies go out
+            # Lifecycle nodes down in reverse order (deactivate, clean up: resources released).
+            for step in self.lifecycle.shutdown():
+                if not step.ok:
+                    self.out.print(f'[yellow]{step.node} did not {step.transition}: '
+                                   f'{step.reason}')
             # Then no new work (camera frames, clock, joint states keep coming): the handlers
             # already handed to the thread pool finish while the executor is whole.
             for node in self.nodes:
@@ -212,21 +229,6 @@ _STARTING = {
     'llm': 'loading the language model',
     'memory': 'opening memory',
 }
-
-
-def _bring_up(node, spec: NodeSpec) -> None:
-    """Configure and activate a lifecycle node, failing with its own error message."""
-    from lifecycle_msgs.msg import State
-    from rclpy.lifecycle import TransitionCallbackReturn
-
-    for step in ('trigger_configure', 'trigger_activate'):
-        result = getattr(node, step)()
-        if result != TransitionCallbackReturn.SUCCESS:
-            reason = getattr(node, 'last_error', '') or 'see the log above'
-            raise StartupError(f'{spec.name}: {step[8:]} failed: {reason}')
-    state = node._state_machine.current_state  # noqa: SLF001 - rclpy has no public getter
-    if state[0] != State.PRIMARY_STATE_ACTIVE:
-        raise StartupError(f'{spec.name} is {state[1]}, not active')
 
 
 def run(config: RunConfig, console: Console | None = None) -> int:

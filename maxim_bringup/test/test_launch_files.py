@@ -13,7 +13,7 @@ from maxim_bringup.params import load_params
 
 PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WS = os.path.dirname(PKG)
-STANDARD_ARGS = {'namespace', 'params_file', 'log_level', 'use_sim_time'}
+STANDARD_ARGS = {'namespace', 'params_file', 'log_level', 'use_sim_time', 'autostart'}
 
 
 def calls(tree, name):
@@ -69,6 +69,12 @@ def test_launch_file_matches_graph_scripts_and_params(launch, graph, params):
         assert os.path.isfile(module_path), f'{module_path} missing'
     lifecycle = {kw(c, 'name') for c in calls(tree, 'LifecycleNode')}
     assert lifecycle == {n for n in launched if NODES[n].lifecycle}
+    # The lifecycle manager brings them up in the graph's order.
+    managed = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                   and getattr(n.targets[0], 'id', '') == 'LIFECYCLE')
+    assert managed == [n for n in GRAPHS[graph] if NODES[n].lifecycle]
+    assert [c.args[0].id for c in calls(tree, 'lifecycle_manager')] == ['LIFECYCLE']
+    assert 'lifecycle_manager' in console_scripts('maxim_bringup')
 
 
 def test_params_files_have_only_known_nodes():

@@ -2,7 +2,8 @@
 
 import pytest
 
-from maxim_bringup.params import flatten, for_node, load_params, ParamsError
+from maxim_bringup.params import (flatten, for_namespace, for_node, load_params,
+                                  namespaced_params_file, ParamsError)
 
 
 def test_nested_yaml_becomes_dotted_names(tmp_path):
@@ -30,3 +31,24 @@ def test_malformed_params_give_a_clear_error(tmp_path, content):
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(ParamsError, match='not found'):
         load_params(str(tmp_path / 'nope.yaml'))
+
+
+def test_plain_node_keys_follow_the_namespace(tmp_path):
+    data = {'/**': {'ros__parameters': {'use_sim_time': True}},
+            'attention': {'ros__parameters': {'percept_period_s': 7.5}},
+            '/r2/agent': {'ros__parameters': {'mode': 'active'}}}
+    assert for_namespace(data, '') == data
+    assert for_namespace(data, '/r1/') == {
+        '/**': {'ros__parameters': {'use_sim_time': True}},
+        '/r1/attention': {'ros__parameters': {'percept_period_s': 7.5}},
+        '/r2/agent': {'ros__parameters': {'mode': 'active'}}}
+    path = tmp_path / 'p.yaml'
+    path.write_text('attention:\n  ros__parameters:\n    percept_period_s: 7.5\n')
+    assert namespaced_params_file(str(path), '') == str(path)
+    out = namespaced_params_file(str(path), 'r1', str(tmp_path))
+    assert load_params(out) == {'attention': {'percept_period_s': 7.5}}
+    assert open(out).read().startswith('/r1/attention:')
+    assert namespaced_params_file(str(path), 'r1', str(tmp_path)) == out   # reused
+    path.write_text('attention: [1]\n')
+    with pytest.raises(ParamsError):
+        namespaced_params_file(str(path), 'r1', str(tmp_path))

@@ -102,7 +102,8 @@ def test_an_unknown_backend_is_refused(tmp_path):
 
 
 def test_run_as_its_own_process_a_bad_model_leaves_it_unconfigured_and_answering(tmp_path):
-    """The `ros2 launch` path: main() configures, and activates only what configured."""
+    """The `ros2 launch` path: main() waits unconfigured for a lifecycle manager; a
+    configure that fails leaves it unconfigured, answering with the reason."""
     import os
     import signal
     import subprocess
@@ -128,9 +129,25 @@ def test_run_as_its_own_process_a_bad_model_leaves_it_unconfigured_and_answering
         executor.add_node(probe)
         client = probe.create_client(Tokenize, f'{ns}/llm/tokenize')
         assert _spin_until(executor, client.service_is_ready, 30.0), 'no llm/tokenize'
-        future = client.call_async(Tokenize.Request(text='hello'))
-        assert _spin_until(executor, future.done, 10.0)
-        answer = future.result()
+
+        def tokenize():
+            future = client.call_async(Tokenize.Request(text='hello'))
+            assert _spin_until(executor, future.done, 10.0)
+            return future.result()
+
+        answer = tokenize()
+        assert answer.error_code == answer.ERROR_MODEL_NOT_LOADED
+        assert answer.error_msg == 'the llm node is not active'
+        # What the lifecycle manager does: configure through the lifecycle service.
+        from lifecycle_msgs.msg import Transition
+        from lifecycle_msgs.srv import ChangeState
+        change = probe.create_client(ChangeState, f'{ns}/llm/change_state')
+        assert _spin_until(executor, change.service_is_ready, 30.0)
+        future = change.call_async(ChangeState.Request(
+            transition=Transition(id=Transition.TRANSITION_CONFIGURE)))
+        assert _spin_until(executor, future.done, 30.0)
+        assert future.result().success is False
+        answer = tokenize()
         assert answer.error_code == answer.ERROR_MODEL_NOT_LOADED
         assert 'configure failed' in answer.error_msg and 'not a GGUF' in answer.error_msg
         assert proc.poll() is None, 'the llm process ended after a failed configure'

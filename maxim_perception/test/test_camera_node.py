@@ -155,3 +155,32 @@ def test_image_and_camera_info_conversions_without_pixel_loops():
     model = CameraModel(320, 240, 1.2)
     again = msg_to_camera_model(camera_info_to_msg(model, 'cam'))
     assert again.intrinsics == model.intrinsics
+
+
+def test_lifecycle_releases_the_camera_and_takes_it_back(ros, tmp_path):
+    from lifecycle_msgs.msg import State
+    from rclpy.lifecycle import TransitionCallbackReturn as R
+
+    executor, start = ros
+    clip = tmp_path / 'clip.avi'
+    writer = cv2.VideoWriter(str(clip), cv2.VideoWriter_fourcc(*'MJPG'), 10.0, (160, 120))
+    scene = SyntheticCamera(160, 120, fps=10.0)
+    for i in range(30):
+        writer.write(scene.render(i / 10.0))
+    writer.release()
+    cam, got = start(device=str(clip), width=160, height=120, fps=20.0,
+                     diagnostics_period_s=0.2)
+    assert spin_until(executor, lambda: len(got['image']) >= 2)
+    assert cam.trigger_deactivate() == R.SUCCESS
+    assert not cam.camera._opened                        # noqa: SLF001 - device released
+    spin_until(executor, lambda: False, timeout_s=0.3)
+    count = len(got['image'])
+    spin_until(executor, lambda: False, timeout_s=0.5)
+    assert len(got['image']) == count                    # inactive: no frames
+    assert cam.trigger_activate() == R.SUCCESS
+    assert spin_until(executor, lambda: len(got['image']) >= count + 2)
+    assert cam.trigger_deactivate() == R.SUCCESS and cam.trigger_cleanup() == R.SUCCESS
+    assert cam.camera is None
+    assert cam._state_machine.current_state[0] == State.PRIMARY_STATE_UNCONFIGURED  # noqa: SLF001
+    assert spin_until(executor, lambda: got['diag'] and last_status(got).message
+                      == 'not configured')

@@ -2,8 +2,6 @@
 
 import sys
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import ParameterDescriptor
@@ -13,6 +11,7 @@ from maxim_bringup import display
 from maxim_bringup.conversions import msg_to_dict
 from maxim_bringup.health import console_health
 from maxim_core.nodes.diagnostics import Diagnostics
+from maxim_bringup.nodes.lifetime import run
 from maxim_interfaces.msg import IdleEvent, PainSignal, Percept, Thought, ToolResult
 
 MAX_LINE = 2000     # characters of one printed line; the rest is counted, not printed
@@ -82,12 +81,4 @@ class ConsoleNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = ConsoleNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('console stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(ConsoleNode, args)

@@ -1,12 +1,12 @@
 """Splits head/joint_commands (one JointState) into one Float64 position topic per joint,
 the form Gazebo's JointPositionController (through ros_gz_bridge) and many servo stacks take."""
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
+
+from maxim_bringup.nodes.lifetime import run
 
 JOINT_TOPICS = {'head_pan_joint': 'head/pan_position_cmd',
                 'head_tilt_joint': 'head/tilt_position_cmd'}
@@ -41,12 +41,4 @@ class JointCommandRelay(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = JointCommandRelay()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('relay stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(JointCommandRelay, args)

@@ -5,9 +5,8 @@ from dataclasses import replace
 import math
 import uuid
 
-import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor
 from sensor_msgs.msg import JointState
@@ -21,6 +20,7 @@ from maxim_core.nodes.agent_deliberate import DeliberateServer
 from maxim_core.nodes.agent_events import AgentEvents, Interaction
 from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
 from maxim_core.nodes.diagnostics import Diagnostics
+from maxim_core.nodes.lifetime import run
 from maxim_core.nodes.params import declare_idle, declare_string_array
 from maxim_core.qos import EVENTS, SENSOR
 from maxim_core.tools import sandbox
@@ -195,14 +195,4 @@ class AgentNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = AgentNode()
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('agent stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(AgentNode, args, executor=MultiThreadedExecutor)

@@ -4,9 +4,8 @@ from dataclasses import dataclass
 import json
 import threading
 
-import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 
@@ -14,6 +13,7 @@ from maxim_core.fear.agent import FearAgent, FearConfig, Verdict
 from maxim_core.health import fear_health, Health
 from maxim_core.nodes.clients import GenerateBackend, wait_for_future
 from maxim_core.nodes.diagnostics import Diagnostics
+from maxim_core.nodes.lifetime import run
 from maxim_interfaces.srv import PredictOutcome, ReviewAction
 
 MODES = ('passive', 'active', 'singularity', 'sim')
@@ -197,15 +197,4 @@ class FearNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = FearNode()
-    executor = MultiThreadedExecutor(num_threads=3)
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('fear stopping')
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(FearNode, args, executor=lambda: MultiThreadedExecutor(num_threads=3))

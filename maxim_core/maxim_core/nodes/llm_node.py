@@ -3,10 +3,9 @@
 from dataclasses import dataclass
 import time
 
-import rclpy
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import ParameterDescriptor
 
@@ -18,6 +17,7 @@ from maxim_core.llm.llama import LlamaCppBackend
 from maxim_core.llm.model import ModelFileError, resolve_model
 from maxim_core.llm.queue import RequestQueue
 from maxim_core.nodes.diagnostics import Diagnostics
+from maxim_core.nodes.lifetime import run
 from maxim_interfaces.action import Generate
 from maxim_interfaces.srv import Tokenize
 
@@ -79,9 +79,11 @@ class LLMNode(LifecycleNode):
     `progress(stage, fraction)` (optional) reports the first-use model assembly.
     `backend` (optional) is a ready backend object (e.g. a ScriptedBackend with a callable
     script) used instead of the `backend` parameter, for tests of whole node graphs.
+    `autostart` (default false) configures and activates at construction; otherwise a
+    lifecycle manager (launch files, the runner) or `ros2 lifecycle set` does.
     """
 
-    def __init__(self, progress=None, backend=None, **kwargs):
+    def __init__(self, progress=None, backend=None, autostart=False, **kwargs):
         super().__init__('llm', **kwargs)
         for name, default, description in _PARAMS:
             self.declare_parameter(name, default, ParameterDescriptor(description=description))
@@ -100,6 +102,8 @@ class LLMNode(LifecycleNode):
         self._tokenize = self.create_service(Tokenize, 'llm/tokenize', self._on_tokenize,
                                              callback_group=group)
         self.diagnostics = Diagnostics(self, 'model', self.health)
+        if autostart and self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+            self.trigger_activate()
 
     def health(self) -> Health:
         queue, params = self._queue, self._params
@@ -266,22 +270,9 @@ class LLMNode(LifecycleNode):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = LLMNode()
-    try:
-        # Activate only what configured: after a failed configure the node stays
-        # unconfigured (activating it would be a transition its state does not have) and
-        # answers every request with the reason, until a lifecycle manager configures it again.
-        if node.trigger_configure() == TransitionCallbackReturn.SUCCESS:
-            node.trigger_activate()
-        else:
-            node.get_logger().error(f'llm stays unconfigured: {node.last_error}')
-        rclpy.spin(node, executor=rclpy.executors.MultiThreadedExecutor(num_threads=4))
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('llm stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    # Unconfigured until a lifecycle manager (the launch files start one) or
+    # `ros2 lifecycle set /llm configure` and `... activate` bring it up.
+    run(LLMNode, args, executor=lambda: MultiThreadedExecutor(num_threads=4))
 
 
 if __name__ == '__main__':

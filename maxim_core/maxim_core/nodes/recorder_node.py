@@ -7,8 +7,6 @@ import importlib
 import json
 import os
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
@@ -18,6 +16,7 @@ from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_core.recording.live import (check_address, DEFAULT_HOST, DEFAULT_PORT,
                                        FoxgloveLiveView, LiveViewError)
 from maxim_core.recording.writer import McapRecorder
+from maxim_core.nodes.lifetime import run
 
 # What a session recording holds by default: topic -> type.
 DEFAULT_TOPICS = [
@@ -180,12 +179,4 @@ class RecorderNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = RecorderNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass  # Ctrl-C or shutdown: the finally block closes the file
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(RecorderNode, args)

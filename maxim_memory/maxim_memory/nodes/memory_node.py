@@ -4,9 +4,8 @@ from dataclasses import dataclass
 import logging
 import time
 
-import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from std_srvs.srv import Trigger
@@ -25,6 +24,7 @@ from maxim_memory.nodes.diagnostics import Diagnostics
 from maxim_memory.qos import EVENTS
 from maxim_memory.store import StoreError, StoreFault
 from maxim_memory.throttle import LogThrottle
+from maxim_memory.nodes.lifetime import run
 
 
 @dataclass(frozen=True)
@@ -448,14 +448,4 @@ class MemoryNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = MemoryNode()
-    executor = MultiThreadedExecutor()  # queries stay answered during a long session end
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('memory stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(MemoryNode, args, executor=MultiThreadedExecutor)

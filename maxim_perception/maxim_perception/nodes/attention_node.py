@@ -4,17 +4,13 @@ markers out; the scene_summary service for the agent's tool."""
 from dataclasses import dataclass
 import json
 import math
-import signal
 import threading
 import time
 import uuid
 
 import cv2
-import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.signals import SignalHandlerOptions
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from visualization_msgs.msg import MarkerArray
@@ -35,6 +31,7 @@ from maxim_perception.health import attention_health, Health, RateMeter
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import LATCHED, SENSOR, SENSOR_LATEST
 from maxim_perception.throttle import LogThrottle
+from maxim_perception.nodes.lifetime import run
 
 
 @dataclass(frozen=True)
@@ -73,7 +70,8 @@ class AttentionNode(Node):
 
     Parameters:
         percept_period_s (double, 2.0): percepts at most this often, and only when the scene
-            changed meaningfully (targets appeared/left, the focus changed).
+            changed meaningfully (targets appeared/left, the focus changed). Settable at run
+            time (`ros2 param set /attention percept_period_s 5.0`); the others are read once.
         hfov_deg (double, 60.0): horizontal field of view until a CameraInfo arrives.
         use_camera_info (bool, true): take the intrinsics from camera/camera_info.
         max_rate_hz (double, 15.0): processing rate ceiling (on the frames' stamps).
@@ -113,6 +111,7 @@ class AttentionNode(Node):
         model = CameraModel(640, 480, math.radians(cfg.hfov_deg))
         self.core = AttentionCore(model, cfg.attention)
         self.gate = PerceptGate(cfg.percept_period_s)
+        self.add_post_set_parameters_callback(self._on_params_set)
         self._lock = threading.Lock()       # guards the slots below
         self._core_lock = threading.Lock()  # guards the core (processing vs the service)
         self._latest: Image | None = None
@@ -150,6 +149,13 @@ class AttentionNode(Node):
         age = math.inf if last is None else time.monotonic() - last
         return attention_health(self.rate.rate(), received, self.frames_processed, dropped,
                                 self.percepts_published, age)
+
+    def _on_params_set(self, params) -> None:
+        """Run-time changes (the descriptor's range has already been checked)."""
+        for param in params:
+            if param.name == 'percept_period_s':
+                self.gate.period_s = float(param.value)
+                self.get_logger().info(f'percept_period_s is now {param.value:g} s')
 
     def _declare(self) -> AttentionNodeConfig:
         def p(name, default, description, **extra):
@@ -341,33 +347,4 @@ class AttentionNode(Node):
 
 
 def main(args=None):
-    # The executor spins in a worker thread; this thread waits for SIGINT/SIGTERM (through
-    # Python's handlers, not rclpy's, which would shut the context down under the executor's
-    # worker threads and end in an RCLError instead of a clean exit).
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = AttentionNode()
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-
-    def spin():
-        try:
-            executor.spin()
-        except ExternalShutdownException:
-            pass
-        finally:
-            stop.set()
-
-    spinner = threading.Thread(target=spin, name='attention-executor', daemon=True)
-    spinner.start()
-    try:
-        while not stop.wait(0.5):
-            pass
-        node.get_logger().debug('attention stopping')
-    finally:
-        executor.shutdown(timeout_sec=2.0)
-        spinner.join(timeout=2.0)
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(AttentionNode, args)

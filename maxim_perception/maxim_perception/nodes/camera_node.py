@@ -6,9 +6,7 @@ from dataclasses import dataclass
 import math
 import time
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import CameraInfo, Image
 
@@ -18,6 +16,7 @@ from maxim_perception.camera_model import CameraModel
 from maxim_perception.conversions import camera_info_to_msg, image_to_msg
 from maxim_perception.health import camera_health, Health, missed_periods, not_ready, RateMeter
 from maxim_perception.nodes.diagnostics import Diagnostics
+from maxim_perception.nodes.lifetime import run
 from maxim_perception.qos import SENSOR
 
 
@@ -36,8 +35,14 @@ class CameraNodeConfig:
     diagnostics_period_s: float
 
 
-class CameraNode(Node):
+class CameraNode(LifecycleNode):
     """Publishes camera frames; reconnects with backoff when the camera goes away.
+
+    Lifecycle: configure sets up the source, activate starts reading frames (the device
+    opens on the first read), deactivate stops and releases the device, cleanup drops the
+    source; diagnostics go out in every state. `autostart` (constructor, default true)
+    brings the node up at construction, for graphs composed by hand; the launch files and
+    the runner leave that to the lifecycle manager.
 
     Parameters:
         device (string or int, ''): '' -> /dev/video0; an index ('0', 0), a /dev path or a
@@ -55,10 +60,26 @@ class CameraNode(Node):
         diagnostics (diagnostic_msgs/DiagnosticArray).
     """
 
-    def __init__(self, **kwargs):
+    def __init__(self, autostart: bool = True, **kwargs):
         super().__init__('camera', **kwargs)
         self.config = cfg = self._declare()
         self.model = CameraModel(cfg.width, cfg.height, math.radians(cfg.hfov_deg))
+        self.camera: ReconnectingCamera | None = None
+        self.last_error = ''
+        self._frame_timer = None
+        self.image_pub = self.create_publisher(Image, 'camera/image_raw', SENSOR)
+        self.info_pub = self.create_publisher(CameraInfo, 'camera/camera_info', SENSOR)
+        self.rate = RateMeter()
+        self.dropped = 0       # frame periods without a frame while streaming
+        self._last_frame_at = None
+        # Diagnostics in every state: an unconfigured camera reports that it is not open.
+        self.diagnostics = Diagnostics(self, 'camera', self.health, cfg.diagnostics_period_s)
+        if autostart and self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+            self.trigger_activate()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        cfg = self.config
         if cfg.synthetic:
             source = SyntheticCamera(cfg.width, cfg.height, cfg.fps)
         else:
@@ -66,15 +87,32 @@ class CameraNode(Node):
                                   open_timeout_s=cfg.open_timeout_s,
                                   read_timeout_s=min(cfg.open_timeout_s, 1.0))
         self.camera = ReconnectingCamera(source, cfg.initial_backoff_s, cfg.max_backoff_s)
-        self.image_pub = self.create_publisher(Image, 'camera/image_raw', SENSOR)
-        self.info_pub = self.create_publisher(CameraInfo, 'camera/camera_info', SENSOR)
-        self.rate = RateMeter()
-        self.dropped = 0       # frame periods without a frame while streaming
-        self._last_frame_at = None
-        self.create_timer(1.0 / cfg.fps, self._on_frame_timer)
-        self.diagnostics = Diagnostics(self, 'camera', self.health, cfg.diagnostics_period_s)
         self.get_logger().info(f'camera: {source.describe()} at {cfg.width}x{cfg.height} '
                                f'{cfg.fps:g} fps, frame {cfg.frame_id!r}')
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        self._frame_timer = self.create_timer(1.0 / self.config.fps, self._on_frame_timer)
+        return super().on_activate(state)
+
+    def _release(self) -> None:
+        if self._frame_timer is not None:
+            self.destroy_timer(self._frame_timer)
+            self._frame_timer = None
+        if self.camera is not None:
+            self.camera.close()
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self._release()
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self._release()
+        self.camera = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        return self.on_cleanup(state)
 
     def _declare(self) -> CameraNodeConfig:
         def p(name, default, description, **extra):
@@ -107,10 +145,13 @@ class CameraNode(Node):
         )
 
     def _on_frame_timer(self) -> None:
-        result = self.camera.poll()
+        camera = self.camera
+        if camera is None:
+            return
+        result = camera.poll()
         if result.changed:
             if result.status == CameraStatus.OK:
-                self.get_logger().info(f'camera streaming: {self.camera.source.describe()}')
+                self.get_logger().info(f'camera streaming: {camera.source.describe()}')
             else:
                 self.get_logger().warning(f'camera {result.status.value}: {result.message}')
         if result.frame is None:
@@ -135,17 +176,9 @@ class CameraNode(Node):
                              cam.failures, cam.next_attempt_in, self.rate.settled())
 
     def destroy_node(self):
-        self.camera.close()
+        self._release()
         return super().destroy_node()
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = CameraNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('camera stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(lambda: CameraNode(autostart=False), args)

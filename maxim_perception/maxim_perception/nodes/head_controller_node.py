@@ -7,9 +7,7 @@ import threading
 import time
 from typing import Callable
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
@@ -24,6 +22,7 @@ from maxim_perception.health import driver_health, Health, not_ready
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
 from maxim_perception.throttle import LogThrottle
+from maxim_perception.nodes.lifetime import run
 
 JOINTS = ('head_pan_joint', 'head_tilt_joint')
 # Goals that follow attention's targets (and so act on each new attention state at once).
@@ -165,8 +164,13 @@ def _joints_from_msg(msg: JointState) -> tuple[tuple[float, float], tuple | None
 
 # ---- the node --------------------------------------------------------------------------------
 
-class HeadControllerNode(Node):
+class HeadControllerNode(LifecycleNode):
     """Drives the pan/tilt head: attention's reflex at control rate, agent goals over it.
+
+    Lifecycle: activate opens the driver (the serial port) and starts the control loop;
+    deactivate stops the loop and closes the driver. `autostart` (constructor, default true)
+    brings the node up at construction, for graphs composed by hand; the launch files and the
+    runner leave that to the lifecycle manager.
 
     Parameters:
         driver (string): sim | serial | dry_run.
@@ -198,7 +202,8 @@ class HeadControllerNode(Node):
         joint_states (sensor_msgs/JointState, driver sim).
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, **kwargs):
+    def __init__(self, clock: Callable[[], float] = time.monotonic, autostart: bool = True,
+                 **kwargs):
         super().__init__('head_controller', **kwargs)
         self.params = self._read_params()
         self._now = clock  # Node owns self._clock
@@ -240,17 +245,46 @@ class HeadControllerNode(Node):
         self.create_subscription(AttentionState, 'attention/state', self._on_attention, SENSOR)
         self.create_subscription(HeadGoal, 'head/goal', self._on_goal, COMMANDS)
 
-        self._open_driver(self._now())
+        self._lock = threading.Lock()     # the core is shared with the subscriptions
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.diagnostics = Diagnostics(self, 'driver', self.health)
+        if autostart and self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+            self.trigger_activate()
+
+    # ---- lifecycle: the driver is open and the loop runs only while active ---------------
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        self._open_driver(self._now())     # a driver fault is retried by the loop
         # The control loop runs on its own thread with absolute deadlines on the steady clock:
         # an executor timer skips ticks when the process is starved for a moment (measured:
         # 0.87 of 50 Hz with both cores busy); this loop catches up instead, and it holds in
         # wall time even when the graph runs on sim time.
-        self._lock = threading.Lock()     # the core is shared with the subscriptions
-        self._stop = threading.Event()
+        self._stop.clear()
         self._thread = threading.Thread(target=self._control_loop, name='head_control',
                                         daemon=True)
         self._thread.start()
-        self.diagnostics = Diagnostics(self, 'driver', self.health)
+        return super().on_activate(state)
+
+    def _release(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+            if self._thread.is_alive():
+                self.get_logger().error('head control thread did not stop within 5 s')
+            self._thread = None
+        with self._lock:
+            self.driver.close()
+            self.driver_ok = False
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self._release()
+        return super().on_deactivate(state)
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
 
     def health(self) -> Health:
         if getattr(self, 'driver', None) is None:
@@ -514,25 +548,12 @@ class HeadControllerNode(Node):
                                                    self.driver_ok, self.driver_error, stamp))
 
     def destroy_node(self):
-        self._stop.set()
-        self._wake.set()
-        self._thread.join(timeout=5.0)
-        if self._thread.is_alive():
-            self.get_logger().error('head control thread did not stop within 5 s')
-        self.driver.close()
+        self._release()
         return super().destroy_node()
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = HeadControllerNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('head controller stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(lambda: HeadControllerNode(autostart=False), args)
 
 
 if __name__ == '__main__':

@@ -5,9 +5,7 @@ import math
 import threading
 import time
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from builtin_interfaces.msg import Time as TimeMsg
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -19,6 +17,7 @@ from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, SENSOR
 from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
 from maxim_perception.throttle import LogThrottle
+from maxim_perception.nodes.lifetime import run
 
 # joint_states: reliable, so robot_state_publisher and rviz (reliable subscribers) hear it.
 JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
@@ -83,11 +82,17 @@ def _command_from_msg(msg: JointState) -> tuple[float, float] | None:
 
 # ---- the node --------------------------------------------------------------------------------
 
-class SimHeadNode(Node):
+class SimHeadNode(LifecycleNode):
     """The MuJoCo head: consumes joint commands, publishes its camera, joints and sim clock.
 
     The simulation runs in real time on its own thread (MuJoCo's renderer is bound to the
     thread that made its GL context, and the physics must not wait on the executor).
+
+    Lifecycle: configure loads the MuJoCo model, activate starts the simulation thread,
+    deactivate stops it (and releases its renderer), cleanup drops the model. On a failed
+    configure `last_error` holds the reason. `autostart` (constructor, default true) brings
+    the node up at construction, for graphs composed by hand; the launch files and the runner
+    leave that to the lifecycle manager.
 
     Parameters:
         width, height (int, 320x240): camera image size.
@@ -109,13 +114,13 @@ class SimHeadNode(Node):
         head/joint_commands (sensor_msgs/JointState: position set points by joint name).
     """
 
-    def __init__(self, **kwargs):
+    def __init__(self, autostart: bool = True, **kwargs):
         super().__init__('sim_head', **kwargs)
         self._throttle = LogThrottle(2.0)   # bad commands: a line per kind per 2 s, counted
         self.params = self._read_params()
         p = self.params
-        self.sim = SimHead(width=p.width, height=p.height, fps=p.fps,
-                           moving_target=p.moving_target, target_period_s=p.target_period_s)
+        self.sim: SimHead | None = None
+        self.last_error = ''
         self._lock = threading.Lock()
         # Held while the simulation thread steps and renders: hold it to read ground truth
         # (self.sim.angle_to(...)) from another thread.
@@ -132,8 +137,51 @@ class SimHeadNode(Node):
                            if p.publish_clock else None)
         self.create_subscription(JointState, 'head/joint_commands', self._on_command, COMMANDS)
         self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if autostart and self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+            self.trigger_activate()
+
+    # ---- lifecycle ----------------------------------------------------------------------
+
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        p = self.params
+        try:
+            self.sim = SimHead(width=p.width, height=p.height, fps=p.fps,
+                               moving_target=p.moving_target,
+                               target_period_s=p.target_period_s)
+        except (OSError, ValueError, RuntimeError) as exc:
+            self.last_error = f'the MuJoCo head did not load: {type(exc).__name__}: {exc}'
+            self.get_logger().error(self.last_error)
+            return TransitionCallbackReturn.FAILURE
+        self.last_error = ''
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        self._stop.clear()
         self._thread = threading.Thread(target=self._run, name='sim_head', daemon=True)
         self._thread.start()
+        return super().on_activate(state)
+
+    def _stop_thread(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+            if self._thread.is_alive():
+                self.get_logger().error('simulation thread did not stop within 5 s')
+            self._thread = None
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self._stop_thread()
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self.sim = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self._stop_thread()
+        self.sim = None
+        return TransitionCallbackReturn.SUCCESS
 
     def _read_params(self) -> SimHeadParams:
         def declare(name, default, description, **ranges):
@@ -251,23 +299,12 @@ class SimHeadNode(Node):
                                p.width, p.height, self.rate.settled())
 
     def destroy_node(self):
-        self._stop.set()
-        self._thread.join(timeout=5.0)
-        if self._thread.is_alive():
-            self.get_logger().error('simulation thread did not stop within 5 s')
+        self._stop_thread()
         return super().destroy_node()
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = SimHeadNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        node.get_logger().debug('sim head stopping')
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run(lambda: SimHeadNode(autostart=False), args)
 
 
 if __name__ == '__main__':
