@@ -356,6 +356,14 @@ class RecordingBackend:
         self.answers.append(done.text)
         return done
 
+    def __getattr__(self, name):
+        # Backend.score and anything else the inner backend offers pass through, so the
+        # mind decides the same way with or without the recording (a backend that cannot
+        # score keeps raising AttributeError here, and the mind generates instead).
+        if name == 'inner':
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
 
 @dataclass
 class ScenarioReport:
