@@ -1,8 +1,9 @@
 """bench/recording: a deliberation cycle with and without the session recorder subscribed.
 
 `./maxim sim --record` runs the recorder in the same process as the mind, on the same
-executor, so its callbacks (every joint state, percept, attention state, camera image at the
-image rate limit, ...) share the interpreter with deliberation. This bench reproduces that:
+executor, so its work (taking every joint state, percept, attention state and camera image
+in batches, writing them to MCAP) shares the interpreter and the 2 cores with deliberation.
+This bench reproduces that:
 one process, one MultiThreadedExecutor spinning a traffic node that publishes at a sim
 session's rates (joint states 50 Hz, attention 15 Hz, percepts 5 Hz, 640x480 images 15 Hz)
 while the main thread runs one-cycle deliberations of the embedded model (Deliberator, lean
@@ -130,6 +131,7 @@ def main() -> int:
     times = {'off': [], 'on': []}
     cpu = {'off': [], 'on': []}     # process CPU time: every thread, the recorder's included
     written = 0
+    overflows = 0   # drains that found a reader's history full (messages may be lost)
     busy = [0.0]
     try:
         deliberator.deliberate('warm up: a ball.', tools)
@@ -153,6 +155,7 @@ def main() -> int:
                     time.sleep(0.5)  # callbacks in flight finish before the node goes
                     recorder.destroy_node()
                     written += sum(s.written for s in recorder.recorder.topics.values())
+                    overflows += sum(recorder.overflows.values())
     finally:
         executor.shutdown(timeout_sec=5.0)
         traffic.node.destroy_node()
@@ -162,7 +165,8 @@ def main() -> int:
     off, on = statistics.median(times['off']), statistics.median(times['on'])
     pairs = statistics.median(a / b for a, b in zip(times['on'], times['off']))
     print(f'load average {os.getloadavg()[0]:.1f}; {reps} cycles per condition, interleaved '
-          f'(ABBA); traffic sent {traffic.sent} messages, recorder wrote {written}')
+          f'(ABBA); traffic sent {traffic.sent} messages, recorder wrote {written} '
+          f'(images at the rate limit), full histories {overflows}')
     print(f'deliberation cycle with the recorder {on:.3f} s / without {off:.3f} s = '
           f'{on / off:.3f}  (goal <= 1.10)')
     print(f'median of the paired ratios (same repetition) {pairs:.3f}; the recorder spent '
