@@ -161,11 +161,12 @@ class RecorderNode(Node):
             self.get_logger().info(f'Foxglove live view on {self.live.url} (Foxglove: Open '
                                    'connection > Foxglove WebSocket)')
         # Never added to an executor: the drain timer below takes its messages.
-        self._tap = rclpy.create_node('recorder_tap', context=self.context,
-                                      start_parameter_services=False)
+        self.tap = rclpy.create_node('recorder_tap', context=self.context,
+                                     start_parameter_services=False)
         self._taps = []
         self.overflows: dict[str, int] = {}
         self._drain_lock = threading.Lock()
+        self._closed = False
         for entry in cfg.topics:
             topic, _, type_name = entry.partition(':')
             cls = message_class(type_name)
@@ -178,8 +179,8 @@ class RecorderNode(Node):
                              depth=SENSOR_DEPTH if sensor else EVENT_DEPTH,
                              reliability=ReliabilityPolicy.BEST_EFFORT if sensor
                              else ReliabilityPolicy.RELIABLE)
-            sub = self._tap.create_subscription(cls, topic, self._writer_for(topic), qos,
-                                                raw=True)
+            sub = self.tap.create_subscription(cls, topic, self._writer_for(topic), qos,
+                                               raw=True)
             self._taps.append((topic, qos.depth, sub))
         self._drain_timer = self.create_timer(cfg.drain_period_s, self.drain)
 
@@ -195,6 +196,8 @@ class RecorderNode(Node):
         """Take every message waiting in the subscriptions and write them in the order DDS
         received them; returns how many were taken."""
         with self._drain_lock:
+            if self._closed:
+                return 0
             batch = []
             for topic, depth, sub in self._taps:
                 taken = 0
@@ -237,7 +240,9 @@ class RecorderNode(Node):
         try:
             self.drain()  # what arrived since the last drain is written before closing
         finally:
-            self._tap.destroy_node()
+            with self._drain_lock:  # a drain still running on an executor thread ends first
+                self._closed = True
+                self.tap.destroy_node()
         if self.recorder is not None:
             self.recorder.close()
             self.get_logger().info(f'recorded {self.summary()}')
