@@ -12,7 +12,8 @@ order alternates, ABBA; the same prompt within a repetition, the prompt cache em
 each cycle), in the same run; the ratio of the medians and the median of the paired ratios
 are printed (goal <= 1.1), of wall time and of the process's CPU time (all threads: the
 model's, the recorder's, the traffic's), which a machine shared with other work disturbs
-less.
+less. First, without deliberation, the process's CPU share with the traffic alone and with
+the recorder added (alternating 5 s windows): what recording costs the machine.
 
 Usage: python bench/recording/run.py [--quick] [--reps N]
 """
@@ -133,7 +134,25 @@ def main() -> int:
     written = 0
     overflows = 0   # drains that found a reader's history full (messages may be lost)
     busy = [0.0]
+    idle_cpu = {'off': [], 'on': []}  # the process's CPU share with traffic only
     try:
+        # Without deliberation: what the recorder adds to the process's CPU time at a session's
+        # rates, in alternating 5 s windows (CPU time is little disturbed by other processes).
+        for i in range(3):
+            for cond in (('off', 'on') if i % 2 == 0 else ('on', 'off')):
+                recorder = None
+                if cond == 'on':
+                    recorder = make_recorder(context, os.path.join(out_dir, f'idle{i}.mcap'),
+                                             [0.0])
+                    executor.add_node(recorder)
+                time.sleep(0.5)
+                t, c = time.perf_counter(), time.process_time()
+                time.sleep(5.0)
+                idle_cpu[cond].append((time.process_time() - c) / (time.perf_counter() - t))
+                if recorder is not None:
+                    executor.remove_node(recorder)
+                    time.sleep(0.3)
+                    recorder.destroy_node()
         deliberator.deliberate('warm up: a ball.', tools)
         for i in range(reps):
             order = ('off', 'on') if i % 2 == 0 else ('on', 'off')
@@ -175,6 +194,10 @@ def main() -> int:
     cpu_off, cpu_on = statistics.median(cpu['off']), statistics.median(cpu['on'])
     print(f'process CPU time per cycle with the recorder {cpu_on:.3f} s / without '
           f'{cpu_off:.3f} s = {cpu_on / cpu_off:.3f}  (less sensitive to other processes)')
+    share_off, share_on = (100 * statistics.median(idle_cpu[k]) for k in ('off', 'on'))
+    print(f'traffic only, process CPU: {share_off:.1f} % of a core without the recorder, '
+          f'{share_on:.1f} % with it (+{share_on - share_off:.1f} %; median of 3 windows of '
+          '5 s each)')
     print(f'  without: {", ".join(f"{x:.2f}" for x in times["off"])}')
     print(f'  with:    {", ".join(f"{x:.2f}" for x in times["on"])}')
     print(f'done in {time.perf_counter() - t0:.0f} s (recordings in {out_dir})')
