@@ -304,7 +304,9 @@ def test_a_full_history_is_counted_not_silent(tmp_path):
         pub = source.create_publisher(Thought, 'thoughts', QoSProfile(
             depth=2 * EVENT_DEPTH, history=HistoryPolicy.KEEP_LAST,
             reliability=ReliabilityPolicy.RELIABLE))
-        for _ in range(100):  # no executor: nothing drains until asked
+        recorder._stop_draining.set()   # its drain thread stops: the test drains by hand
+        recorder._drainer.join(timeout=5.0)
+        for _ in range(100):
             if pub.get_subscription_count():
                 break
             time.sleep(0.05)

@@ -17,7 +17,7 @@ from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 
 from maxim_core.recording.live import (check_address, DEFAULT_HOST, DEFAULT_PORT,
                                        FoxgloveLiveView, LiveViewError)
-from maxim_core.recording.writer import McapRecorder
+from maxim_core.recording.writer import McapRecorder, RecordingError
 
 # What a session recording holds by default: topic -> type.
 DEFAULT_TOPICS = [
@@ -107,9 +107,10 @@ class RecorderNode(Node):
     callback in Python, ~2 ms of CPU time: ~85 messages a second at a session's rates took
     17 % of a core and made a deliberation cycle ~1.4x slower (bench/recording). So the
     subscriptions live on a tap node that no executor spins: DDS keeps what arrives in each
-    reader's history (SENSOR_DEPTH, EVENT_DEPTH) and one timer callback takes everything there
-    every `drain_period_s`, stamping each message with the time DDS received it (the node's
-    clock, sim time included), not the time it was taken.
+    reader's history (SENSOR_DEPTH, EVENT_DEPTH) and a thread of the recorder's own takes
+    everything there every `drain_period_s` (no executor work at all), stamping each message
+    with the time DDS received it (the node's clock, sim time included), not the time it was
+    taken.
     """
 
     def __init__(self, **kwargs):
@@ -182,7 +183,17 @@ class RecorderNode(Node):
             sub = self.tap.create_subscription(cls, topic, self._writer_for(topic), qos,
                                                raw=True)
             self._taps.append((topic, qos.depth, sub))
-        self._drain_timer = self.create_timer(cfg.drain_period_s, self.drain)
+        self._stop_draining = threading.Event()
+        self._drainer = threading.Thread(target=self._drain_loop, name='recorder_drain',
+                                         daemon=True)
+        self._drainer.start()
+
+    def _drain_loop(self) -> None:
+        while not self._stop_draining.wait(self.config.drain_period_s):
+            try:
+                self.drain()
+            except (OSError, RecordingError) as exc:  # the next drain tries again
+                self.get_logger().error(f'recording failed: {exc}', throttle_duration_sec=10.0)
 
     def _writer_for(self, topic: str):
         def write(data: bytes, stamp: int) -> None:
@@ -236,11 +247,12 @@ class RecorderNode(Node):
         return out
 
     def destroy_node(self):
-        self._drain_timer.cancel()
+        self._stop_draining.set()
+        self._drainer.join(timeout=5.0)
         try:
             self.drain()  # what arrived since the last drain is written before closing
         finally:
-            with self._drain_lock:  # a drain still running on an executor thread ends first
+            with self._drain_lock:  # a drain still running ends first
                 self._closed = True
                 self.tap.destroy_node()
         if self.recorder is not None:
