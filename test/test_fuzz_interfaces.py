@@ -180,7 +180,8 @@ def _interfaces(run, probe):
     from rclpy.qos import qos_profile_services_default
     node = run.node
     out = []
-    for sub in node.subscriptions:
+    tap = getattr(node, 'tap', None)    # the recorder takes its topics through a tap node
+    for sub in [*node.subscriptions, *(tap.subscriptions if tap is not None else [])]:
         out.append(('topic', sub.topic_name, sub.msg_type, sub.qos_profile))
     for srv in node.services:
         if not _type_name(srv.srv_type).startswith(FRAMEWORK):

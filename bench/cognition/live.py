@@ -40,18 +40,70 @@ def env() -> dict:
     return out
 
 
-def run_sim(seconds: float, folder: str) -> str:
+LINES = ('Hello Maxim, please look at the red ball.', 'What do you see right now?',
+         'Do you remember what you saw a minute ago?')
+
+
+def ask_while_running(environ: dict, proc, seconds: float) -> list[float]:
+    """A person types lines into the running robot, as the panel sends them (one every
+    third of the run after a warm-up): seconds from each line to the robot's first thought
+    about it (or an action or a reply), nan when none came within 20 s."""
+    os.environ.update({k: environ[k] for k in ('ROS_DOMAIN_ID',
+                                               'ROS_AUTOMATIC_DISCOVERY_RANGE')})
+    import rclpy
+    from maxim_bringup.conversions import speech_to_percept
+    from maxim_interfaces.msg import Percept, Thought
+    rclpy.init()
+    node = rclpy.create_node('bench_person')
+    thoughts: list[tuple[float, str]] = []
+    node.create_subscription(Thought, 'thoughts', lambda m: thoughts.append(
+        (time.monotonic(), m.text)), 50)
+    pub = node.create_publisher(Percept, 'percepts', 10)
+    out = []
+    start = time.monotonic()
+    try:
+        for i, line in enumerate(LINES):
+            at = start + 20.0 + i * max(20.0, (seconds - 30.0) / len(LINES))
+            while time.monotonic() < at and proc.poll() is None:
+                rclpy.spin_once(node, timeout_sec=0.1)
+            if proc.poll() is not None:
+                break
+            sent = time.monotonic()
+            pub.publish(speech_to_percept(line, f'bench-{i}'))
+            answer = float('nan')
+            while time.monotonic() < sent + 20.0 and proc.poll() is None:
+                rclpy.spin_once(node, timeout_sec=0.05)
+                later = [t for t, text in thoughts if t > sent and not text.startswith('(')]
+                if later:
+                    answer = later[0] - sent
+                    break
+            out.append(answer)
+            print(f'  a person said {line!r}: first thought after {answer:.1f} s', flush=True)
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+    return out
+
+
+def run_sim(seconds: float, folder: str) -> tuple[str, list[float]]:
     path = os.path.join(folder, 'sim.mcap')
     home = os.path.join(folder, 'home')          # a fresh memory: the run starts from nothing
     os.makedirs(home, exist_ok=True)
     cmd = [sys.executable, '-P', '-m', 'maxim_bringup.cli', 'sim', '--duration', str(seconds),
            '--record', path, '--no-console']
     print(f'running: {" ".join(cmd[3:])}', flush=True)
-    subprocess.run(cmd, env=dict(env(), HOME=home), timeout=seconds + 600, check=False,
-                   stdout=subprocess.DEVNULL)
+    environ = dict(env(), HOME=home)
+    proc = subprocess.Popen(cmd, env=environ, stdout=subprocess.DEVNULL)
+    try:
+        answers = ask_while_running(environ, proc, seconds)
+        proc.wait(timeout=seconds + 600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
     if not os.path.isfile(path):
         raise SystemExit(f'the sim run wrote no recording at {path}')
-    return path
+    return path, answers
 
 
 class _Thoughts(EventSink):
@@ -97,7 +149,7 @@ def alone(percepts: list[dict], limit: int = 8) -> list[float]:
 def sim_part(seconds: float) -> dict:
     folder = tempfile.mkdtemp(prefix='maxim-bench-live-')
     t0 = time.monotonic()
-    path = run_sim(seconds, folder)
+    path, answers = run_sim(seconds, folder)
     session = load(path)
     fig = analyse(session.thoughts, session.percepts, session.duration_s or seconds)
     print(f'sim: {session.duration_s:.0f} s recorded in {time.monotonic() - t0:.0f} s, '
@@ -109,6 +161,9 @@ def sim_part(seconds: float) -> dict:
     fig['sim_over_alone'] = (fig['cycle_p50_s'] / fig['alone_cycle_p50_s']
                              if fig['alone_cycle_p50_s'] else 0.0)
     fig['recording'] = path
+    fig['first_answer_s'] = answers
+    got = sorted(a for a in answers if a == a)
+    fig['first_answer_max_s'] = got[-1] if len(got) == len(answers) and got else float('nan')
     fig['examples'] = [t['text'] for t in session.thoughts
                        if int(t.get('kind', 0)) == 0 and int(t.get('status', 0)) == 0][:8]
     return fig
@@ -154,7 +209,7 @@ def main() -> int:
         print('\n| figure | value |\n|---|---|')
         for key in ('thoughts', 'copy_rate', 'named_rate', 'actions', 'actions_per_min',
                     'args', 'grounded_arg_rate', 'cycle_p50_s', 'cycle_p90_s',
-                    'alone_cycle_p50_s', 'sim_over_alone'):
+                    'alone_cycle_p50_s', 'sim_over_alone', 'first_answer_max_s'):
             v = fig[key]
             print(f'| {key} | {v:.2f} |' if isinstance(v, float) else f'| {key} | {v} |')
         for text in fig['examples']:

@@ -1,8 +1,9 @@
 """bench/recording: a deliberation cycle with and without the session recorder subscribed.
 
 `./maxim sim --record` runs the recorder in the same process as the mind, on the same
-executor, so its callbacks (every joint state, percept, attention state, camera image at the
-image rate limit, ...) share the interpreter with deliberation. This bench reproduces that:
+executor, so its work (taking every joint state, percept, attention state and camera image
+in batches, writing them to MCAP) shares the interpreter and the 2 cores with deliberation.
+This bench reproduces that:
 one process, one MultiThreadedExecutor spinning a traffic node that publishes at a sim
 session's rates (joint states 50 Hz, attention 15 Hz, percepts 5 Hz, 640x480 images 15 Hz)
 while the main thread runs one-cycle deliberations of the embedded model (Deliberator, lean
@@ -11,7 +12,8 @@ order alternates, ABBA; the same prompt within a repetition, the prompt cache em
 each cycle), in the same run; the ratio of the medians and the median of the paired ratios
 are printed (goal <= 1.1), of wall time and of the process's CPU time (all threads: the
 model's, the recorder's, the traffic's), which a machine shared with other work disturbs
-less.
+less. First, without deliberation, the process's CPU share with the traffic alone and with
+the recorder added (alternating 5 s windows): what recording costs the machine.
 
 Usage: python bench/recording/run.py [--quick] [--reps N]
 """
@@ -130,8 +132,27 @@ def main() -> int:
     times = {'off': [], 'on': []}
     cpu = {'off': [], 'on': []}     # process CPU time: every thread, the recorder's included
     written = 0
+    overflows = 0   # drains that found a reader's history full (messages may be lost)
     busy = [0.0]
+    idle_cpu = {'off': [], 'on': []}  # the process's CPU share with traffic only
     try:
+        # Without deliberation: what the recorder adds to the process's CPU time at a session's
+        # rates, in alternating 5 s windows (CPU time is little disturbed by other processes).
+        for i in range(3):
+            for cond in (('off', 'on') if i % 2 == 0 else ('on', 'off')):
+                recorder = None
+                if cond == 'on':
+                    recorder = make_recorder(context, os.path.join(out_dir, f'idle{i}.mcap'),
+                                             [0.0])
+                    executor.add_node(recorder)
+                time.sleep(0.5)
+                t, c = time.perf_counter(), time.process_time()
+                time.sleep(5.0)
+                idle_cpu[cond].append((time.process_time() - c) / (time.perf_counter() - t))
+                if recorder is not None:
+                    executor.remove_node(recorder)
+                    time.sleep(0.3)
+                    recorder.destroy_node()
         deliberator.deliberate('warm up: a ball.', tools)
         for i in range(reps):
             order = ('off', 'on') if i % 2 == 0 else ('on', 'off')
@@ -153,6 +174,7 @@ def main() -> int:
                     time.sleep(0.5)  # callbacks in flight finish before the node goes
                     recorder.destroy_node()
                     written += sum(s.written for s in recorder.recorder.topics.values())
+                    overflows += sum(recorder.overflows.values())
     finally:
         executor.shutdown(timeout_sec=5.0)
         traffic.node.destroy_node()
@@ -162,7 +184,8 @@ def main() -> int:
     off, on = statistics.median(times['off']), statistics.median(times['on'])
     pairs = statistics.median(a / b for a, b in zip(times['on'], times['off']))
     print(f'load average {os.getloadavg()[0]:.1f}; {reps} cycles per condition, interleaved '
-          f'(ABBA); traffic sent {traffic.sent} messages, recorder wrote {written}')
+          f'(ABBA); traffic sent {traffic.sent} messages, recorder wrote {written} '
+          f'(images at the rate limit), full histories {overflows}')
     print(f'deliberation cycle with the recorder {on:.3f} s / without {off:.3f} s = '
           f'{on / off:.3f}  (goal <= 1.10)')
     print(f'median of the paired ratios (same repetition) {pairs:.3f}; the recorder spent '
@@ -171,6 +194,10 @@ def main() -> int:
     cpu_off, cpu_on = statistics.median(cpu['off']), statistics.median(cpu['on'])
     print(f'process CPU time per cycle with the recorder {cpu_on:.3f} s / without '
           f'{cpu_off:.3f} s = {cpu_on / cpu_off:.3f}  (less sensitive to other processes)')
+    share_off, share_on = (100 * statistics.median(idle_cpu[k]) for k in ('off', 'on'))
+    print(f'traffic only, process CPU: {share_off:.1f} % of a core without the recorder, '
+          f'{share_on:.1f} % with it (+{share_on - share_off:.1f} %; median of 3 windows of '
+          '5 s each)')
     print(f'  without: {", ".join(f"{x:.2f}" for x in times["off"])}')
     print(f'  with:    {", ".join(f"{x:.2f}" for x in times["on"])}')
     print(f'done in {time.perf_counter() - t0:.0f} s (recordings in {out_dir})')
