@@ -60,7 +60,7 @@ def goal_to_request(goal, defaults: dict, format_chat, on_token=None) -> Generat
         params['json_schema'] = schema
     timeout = number(goal.timeout_s, goal.timeout_s > 0, defaults['timeout_s'])
     return GenerateRequest(prompt, params, on_token, goal.request_id, goal.client, timeout,
-                           tuple(goal.candidates))
+                           tuple(getattr(goal, 'candidates', ())))
 
 
 def completion_to_result(completion, result, model: str, queue_wait_s: float):
