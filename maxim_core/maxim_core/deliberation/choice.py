@@ -165,6 +165,7 @@ class Grounding:
     acts_since_news: int = 0                # actions since the last percept from outside
     someone_there: bool = False             # a person is there to talk to
     salient: Sequence[str] = ()             # memory_terms ranked (Chooser.candidates)
+    from_tool: bool = False                 # the percept is a tool's result
 
     def names(self) -> list[str]:
         out, seen = [], set()
@@ -189,12 +190,14 @@ class Grounding:
                     found.append(w)
         return found[:limit]
 
-    def terms(self, limit: int = 4) -> list[str]:
-        """Content words of what a person said, the percept and the goal."""
+    def terms(self, limit: int = 4, exclude: Sequence[str] = ()) -> list[str]:
+        """Content words of what a person said, the percept (not a tool's own result: what
+        the robot did is no news about the world) and the goal."""
         out = []
-        for text in (self.heard, self.percept, self.goal):
+        texts = (self.heard, '' if self.from_tool else self.percept, self.goal)
+        for text in texts:
             for w in content_words(text):
-                if w not in out:
+                if w not in out and w not in exclude:
                     out.append(w)
         return out[:limit]
 
@@ -243,7 +246,7 @@ class ChoiceConfig:
     w_memory: float = 1.0
     habit_done: float = 6.0            # the same action just succeeded
     habit_failed: float = 4.0          # the same action just failed, nothing changed since
-    habit_tool: float = 1.0            # the same tool with other arguments
+    habit_tool: float = 1.5            # per recent use of the same tool with other arguments
     w_pain: float = 8.0
     effort: float = 1.5                # the bar to act rises per action since news
     wait_bias: float = 0.0
@@ -321,8 +324,13 @@ class CandidateBuilder:
     def build(self, tools: Sequence[Any], g: Grounding) -> list[Candidate]:
         names = g.names()
         memory_terms = g.memory_terms()
+        # A tool's own words ('examine', 'result') are no thing to act on.
+        tool_words = {w for t in tools for w in as_tool_spec(t).name.split('_')}
+        tool_words |= {'result', 'results', 'action', 'tool'}
+        memory_terms = [t for t in memory_terms if t not in tool_words]
         pool = names + [t for t in memory_terms if t not in names] + \
-            [t for t in g.terms() if t not in names and t not in memory_terms]
+            [t for t in g.terms(exclude=tool_words) if t not in names
+             and t not in memory_terms]
         commands = []
         for c in command_spans(g.heard) + quoted_spans(g.heard):
             if c not in commands:
@@ -464,7 +472,7 @@ class Chooser:
                 elif same and i >= last_success:
                     habit = max(habit, cfg.habit_failed)
                 else:
-                    habit = max(habit, cfg.habit_tool)
+                    habit += cfg.habit_tool      # boredom: each use of the tool adds
             c.habit = habit
             c.pain = max((cfg.w_pain * float(p) for t, a, p in g.pains
                           if t == c.tool and _same_direction(a or {}, c.args)), default=0.0)

@@ -429,6 +429,7 @@ class Mind:
             objects=objects, people=list(percept.people), entities=entities,
             values=dict(self._values) if self.config.on('nac') else {}, recent=recent,
             pains=list(self._pains), acts_since_news=self._acts_since_news,
+            from_tool=percept.source == 'tool_result',
             someone_there=bool(percept.people) or percept.source == 'user'
             or bool(_ADDRESSED.search(text)))
 
