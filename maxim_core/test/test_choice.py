@@ -310,3 +310,13 @@ def test_what_the_goal_says_not_to_do_weighs_against_it():
     sneak = Candidate('sneak_past_guard', {}, 'sneak past guard')
     chooser.weigh([wake, sneak], Grounding(goal='Leave the courtyard without waking the guard.'))
     assert sneak.goal - wake.goal == ChoiceConfig().w_avoid
+
+
+def test_an_argument_that_names_a_tool_is_given_a_tool():
+    predict = ToolSpec('predict_outcome', 'Predict.', {
+        'type': 'object', 'properties': {'tool_name': {'type': 'string'}},
+        'required': ['tool_name']})
+    g = Grounding(percept='A red ball.', objects=['red ball'])
+    cands = CandidateBuilder().build([TRACK, predict], g)
+    values = [c.args['tool_name'] for c in cands if c.tool == 'predict_outcome']
+    assert values == ['track_target']

@@ -336,6 +336,7 @@ class CandidateBuilder:
             if c not in commands:
                 commands.append(c)
         out: list[Candidate] = []
+        self._tool_names = [as_tool_spec(t).name for t in tools]
         for tool in tools:
             spec = as_tool_spec(tool)
             schema = spec.input_schema or {}
@@ -384,7 +385,7 @@ class CandidateBuilder:
             return [Candidate(name, {}, _words(name), ('tool',))]
         combos: list[dict] = [{}]
         for key in keys:
-            values = self._values(key, props[key], pool, commands)
+            values = self._values(key, props[key], pool, commands, name)
             if not values:
                 return [] if key in required else [Candidate(name, {}, _words(name),
                                                              ('tool',))]
@@ -395,8 +396,12 @@ class CandidateBuilder:
         combos = combos[:cfg.values_per_param + 1]
         return [Candidate(name, c, _phrase(name, c), ('grounded',)) for c in combos]
 
-    def _values(self, key: str, prop: dict, pool: list[str], commands: list[str]) -> list[str]:
+    def _values(self, key: str, prop: dict, pool: list[str], commands: list[str],
+                owner: str = '') -> list[str]:
         limit = int(prop.get('maxLength', 200) or 200)
+        if re.search(r'(^|_)tool(_|$)', key):       # an argument that names a tool: a tool
+            return [n for n in getattr(self, '_tool_names', [])
+                    if n != owner][:self.config.values_per_param]
         values = []
         if commands and re.search(r'command|cmd|script|shell', key):
             values += commands
