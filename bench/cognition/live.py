@@ -181,13 +181,17 @@ def scenarios_part(seeds: list[int], names: list[str]) -> dict:
     template_args, args_total = [], 0
     for run in suite.get('runs', []):
         per.setdefault(run['scenario'], []).append(run['status'])
-        for turn in (run.get('report') or {}).get('turns', []):
-            for a in turn.get('actions', []):
-                for key, value in (a.get('args') or {}).items():
-                    if isinstance(value, str):
-                        args_total += 1
-                        if is_template(value) or (key in FREE_TEXT_PARAMS and copies(value, 8)):
-                            template_args.append(f'{a["tool"]} {key}={value!r}')
+        for line in run.get('actions', []):       # 'tool {"arg": ...} -> outcome'
+            tool, _, rest = str(line).partition(' ')
+            try:
+                args = json.loads(rest.rsplit(' -> ', 1)[0])
+            except ValueError:
+                continue
+            for key, value in (args.items() if isinstance(args, dict) else ()):
+                if isinstance(value, str):
+                    args_total += 1
+                    if is_template(value) or (key in FREE_TEXT_PARAMS and copies(value, 8)):
+                        template_args.append(f'{tool} {key}={value!r}')
     passed = sum(s == 'pass' for v in per.values() for s in v)
     total = sum(len(v) for v in per.values())
     return {'per_scenario': per, 'passed': passed, 'runs': total,
