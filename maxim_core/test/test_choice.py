@@ -320,3 +320,13 @@ def test_an_argument_that_names_a_tool_is_given_a_tool():
     cands = CandidateBuilder().build([TRACK, predict], g)
     values = [c.args['tool_name'] for c in cands if c.tool == 'predict_outcome']
     assert values == ['track_target']
+
+
+def test_looking_around_does_not_make_a_failed_act_worth_retrying():
+    from maxim_core.deliberation.choice import Candidate
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
+    greet = Candidate('greet_guard', {}, 'greet guard')
+    chooser.weigh([greet], Grounding(recent=[
+        RecentAct('greet_guard', {}, False),
+        RecentAct('examine', {'target': 'stool'}, True, introspection=True)]))
+    assert greet.habit == ChoiceConfig().habit_failed

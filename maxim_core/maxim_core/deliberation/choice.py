@@ -146,6 +146,7 @@ class RecentAct:
     success: bool
     result: str = ''
     blocked: bool = False
+    introspection: bool = False        # read-only (looking, recalling): changes nothing
 
 
 @dataclass
@@ -449,7 +450,9 @@ class Chooser:
         goal_stems = {_stem(w) for w in content_words(f'{g.goal} {g.heard}')}
         avoid = avoided(f'{g.goal}. {g.heard}')
         recalled = ' '.join(g.recalled).lower()
-        last_success = max((i for i, r in enumerate(g.recent) if r.success), default=-1)
+        # The world changed with the last successful act that was not read-only.
+        last_success = max((i for i, r in enumerate(g.recent)
+                            if r.success and not r.introspection), default=-1)
         for c in cands:
             if c.tool is None:
                 c.total = cfg.w_relevance * c.relevance + cfg.effort * g.acts_since_news \

@@ -419,7 +419,8 @@ class Mind:
         recent = [RecentAct(r.tool, dict(r.args), bool(r.success),
                             (result_words(r.output) if r.success
                              else r.error_msg or r.blocked_reason)[:200],
-                            bool(r.blocked)) for r in self.loop.recent]
+                            bool(r.blocked), bool(r.introspection))
+                  for r in self.loop.recent]
         objects = list(percept.objects)
         labels, seen_at = self._in_view
         if not objects and labels and self.clock() - seen_at <= IN_VIEW_S:
