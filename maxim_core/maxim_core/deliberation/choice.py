@@ -468,19 +468,17 @@ class Chooser:
                 c.goal += self.tool_prior(c.tool)
             if _words(c.tool) in recalled or c.tool in recalled:
                 c.memory = cfg.w_memory
-            habit = 0.0
+            habit = 0.0        # each repeat adds: done again, failed again, the same tool
             for i, r in enumerate(g.recent):
                 if r.tool != c.tool:
                     continue
                 same = json.dumps(r.args, sort_keys=True) == json.dumps(c.args, sort_keys=True)
-                if r.blocked and same:
-                    habit = max(habit, cfg.habit_done)
-                elif same and r.success:
-                    habit = max(habit, cfg.habit_done)
+                if same and (r.blocked or r.success):
+                    habit += cfg.habit_done
                 elif same and i >= last_success:
-                    habit = max(habit, cfg.habit_failed)
+                    habit += cfg.habit_failed
                 else:
-                    habit += cfg.habit_tool      # boredom: each use of the tool adds
+                    habit += cfg.habit_tool
             c.habit = habit
             c.pain = max((cfg.w_pain * float(p) for t, a, p in g.pains
                           if t == c.tool and _same_direction(a or {}, c.args)), default=0.0)
