@@ -101,8 +101,13 @@ class ScriptedBackend:
 
     def __init__(self, script, n_ctx: int = 4096,
                  clock: Callable[[], float] = time.monotonic,
-                 scorer: Callable[[str, str], float] | None = None):
+                 scorer: Callable[[str, str], float] | None = None,
+                 score_script: list | None = None):
         self.script = script
+        # score_script: recorded scores ([logprobs, token counts] per call), used in turn (a
+        # recorded run that decided by choosing replays exactly).
+        self.score_script = list(score_script) if score_script else None
+        self._score_index = 0
         # scorer(prompt, continuation) -> log-probability: lets deterministic tests drive the
         # chooser (Backend.score); without one this backend cannot score.
         self.scorer = scorer
@@ -165,7 +170,18 @@ class ScriptedBackend:
                           self.clock() - t0)
 
     def score(self, prompt: str, continuations: Sequence[str]) -> Completion:
-        """Scores from `scorer`; LLMError(BAD_REQUEST) without one."""
+        """Scores from `score_script` (in turn) or `scorer`; LLMError(BAD_REQUEST) without."""
+        if self.score_script is not None:
+            with self._lock:
+                if self._score_index >= len(self.score_script):
+                    raise LLMError(MODEL_ERROR, 'the recorded scores are spent')
+                logprobs, counts = self.score_script[self._score_index]
+                self._score_index += 1
+            if len(logprobs) != len(continuations):
+                raise LLMError(MODEL_ERROR, f'recorded {len(logprobs)} scores for '
+                               f'{len(continuations)} continuations: the run diverged')
+            return Completion('', len(self.tokenize(prompt)), 0, STOP_EOS, 0.0, 0.0,
+                              [float(x) for x in logprobs], [int(x) for x in counts])
         if self.scorer is None:
             raise LLMError(BAD_REQUEST, 'this scripted backend has no scorer: it cannot score')
         t0 = self.clock()

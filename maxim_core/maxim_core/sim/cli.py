@@ -70,6 +70,7 @@ def cmd_run(args) -> int:
         print(f'report: {args.out}')
     if args.record:
         scenario.script = list(report.recorded_script)
+        scenario.scores = list(report.recorded_scores)
         with open(args.record, 'w', encoding='utf-8') as f:
             f.write(scenario.dump())
         print(f'replayable scenario: {args.record}')

@@ -161,6 +161,8 @@ class Criteria:
 
 def _answer_text(entry: Any) -> str:
     if isinstance(entry, str):
+        if not entry.lstrip().startswith(('{', '[')):
+            return entry       # a thought or an utterance (a run that decided by choosing)
         try:
             json.loads(entry)
         except json.JSONDecodeError as exc:
@@ -189,13 +191,17 @@ class Scenario:
     path: str = ''
     world: str = 'text'                              # 'text' (narrative) or 'robot'
     setup: dict = field(default_factory=dict)        # the robot world: head, objects, camera
+    # A run that decided by choosing: the model's scores, per scoring call in order
+    # ([logprobs, token counts]), replayed with `script` (Backend.score).
+    scores: list = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, raw: Mapping, path: str = '') -> 'Scenario':
         if not isinstance(raw, Mapping):
             raise ScenarioError(f'{path or "scenario"}: the top level must be a mapping')
         known = {'name', 'description', 'goal', 'memories', 'entities', 'allowed_tools',
-                 'turns', 'completion', 'script', 'judge_script', 'aut', 'world', 'setup'}
+                 'turns', 'completion', 'script', 'judge_script', 'aut', 'world', 'setup',
+                 'scores'}
         unknown = set(raw) - known
         if unknown:
             raise ScenarioError(f'{path or "scenario"}: unknown keys {sorted(unknown)}')
@@ -241,7 +247,7 @@ class Scenario:
                    Criteria.parse(raw.get('completion')),
                    [_answer_text(e) for e in raw.get('script') or ()],
                    [_answer_text(e) for e in raw.get('judge_script') or ()], aut, path,
-                   world, dict(setup))
+                   world, dict(setup), [list(x) for x in raw.get('scores') or ()])
 
     @staticmethod
     def _turn(raw: Any, name: str) -> dict:
@@ -294,7 +300,10 @@ class Scenario:
         out['turns'] = self.turns
         out['completion'] = self.criteria.as_dict()
         if self.script:
-            out['script'] = [json.loads(s) for s in self.script]
+            out['script'] = [json.loads(s) if s.lstrip().startswith(('{', '[')) else s
+                             for s in self.script]
+        if self.scores:
+            out['scores'] = [list(x) for x in self.scores]
         if self.judge_script:
             out['judge_script'] = [json.loads(s) for s in self.judge_script]
         return out
@@ -347,6 +356,7 @@ class RecordingBackend:
         self.inner = inner
         self.n_ctx = inner.n_ctx
         self.answers: list[str] = []
+        self.scores: list[list] = []          # [logprobs, token counts] per scoring call
 
     def tokenize(self, text: str) -> list[int]:
         return self.inner.tokenize(text)
@@ -354,6 +364,11 @@ class RecordingBackend:
     def complete(self, prompt: str, **kw):
         done = self.inner.complete(prompt, **kw)
         self.answers.append(done.text)
+        return done
+
+    def score(self, prompt: str, continuations):
+        done = self.inner.score(prompt, continuations)
+        self.scores.append([list(done.logprobs), list(done.token_counts)])
         return done
 
     def __getattr__(self, name):
@@ -385,6 +400,7 @@ class ScenarioReport:
     steps: list[dict] = field(default_factory=list)     # non-message turns (tool calls)
     duration_s: float = 0.0
     recorded_script: list[str] = field(default_factory=list)
+    recorded_scores: list = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -494,7 +510,8 @@ def run_scenario(scenario: Scenario, backend: Backend | None = None,
         if not scenario.script:
             raise ScenarioError(f'{scenario.name}: no script to replay (run it live, or '
                                 'record one with --record)')
-        aut_backend = RecordingBackend(ScriptedBackend(list(scenario.script), clock=clock))
+        aut_backend = RecordingBackend(ScriptedBackend(
+            list(scenario.script), clock=clock, score_script=list(scenario.scores) or None))
         judge = judge_backend or (ScriptedBackend(list(scenario.judge_script), clock=clock)
                                   if scenario.judge_script else None)
     make_aut = aut_factory(scenario, aut_backend, aut_overrides, grammar_for, clock, sleep,
@@ -560,6 +577,7 @@ def run_scenario(scenario: Scenario, backend: Backend | None = None,
         report.finish = {k: v for k, v in session.finished.items() if k != 'analysis'}
         report.duration_s = clock() - t0
         report.recorded_script = list(aut_backend.answers)
+        report.recorded_scores = list(aut_backend.scores)
     return report
 
 
