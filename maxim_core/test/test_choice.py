@@ -330,3 +330,15 @@ def test_looking_around_does_not_make_a_failed_act_worth_retrying():
         RecentAct('greet_guard', {}, False),
         RecentAct('examine', {'target': 'stool'}, True, introspection=True)]))
     assert greet.habit == ChoiceConfig().habit_failed
+
+
+def test_recorded_scores_replay_in_turn_and_a_diverged_run_says_so():
+    backend = ScriptedBackend([''], score_script=[[[-1.0, -2.0], [2, 3]], [[-4.0], [1]]])
+    first = backend.score('p', [' a.', ' b.'])
+    assert first.logprobs == [-1.0, -2.0] and first.token_counts == [2, 3]
+    try:
+        backend.score('p', [' a.', ' b.'])          # the recording had one candidate here
+    except LLMError as exc:
+        assert 'diverged' in exc.message
+    else:
+        raise AssertionError('a diverged replay must fail loudly')
