@@ -3,6 +3,7 @@ back with the mcap readers, and turned into a report."""
 
 import json
 import os
+import threading
 import time
 
 import pytest
@@ -251,15 +252,19 @@ def test_recorder_loses_no_message_at_a_sessions_rates(tmp_path):
         executor = MultiThreadedExecutor(num_threads=4, context=ctx)
         executor.add_node(recorder)
         executor.add_node(source)
-        time.sleep(0.5)  # the tap's readers match the publishers before anything is sent
+        # The tap's readers match the publishers before anything is sent.
+        assert until(lambda: all(p.get_subscription_count() for p in pubs.values()), 10.0)
         for period, topic, burst in ((1 / 50, 'joint_states', 1), (1 / 15, 'attention/state', 1),
                                      (1 / 5, 'percepts', 1), (0.5, 'thoughts', 20)):
             source.create_timer(period, tick(topic, burst))
         spinner = threading.Thread(target=executor.spin, daemon=True)
         spinner.start()
-        time.sleep(3.0)
+        assert until(lambda: sent['thoughts'] >= 120, 30.0)     # ~3 s of a session's traffic
         sending.clear()
-        time.sleep(0.5)  # the last messages arrive and a drain takes them
+        # The last messages arrive and a drain takes them.
+        events = ('thoughts', 'percepts', 'attention/state')
+        until(lambda: all(recorder.summary().get(t, {}).get('written', 0) >= sent[t]
+                          for t in events), 10.0)
         executor.shutdown(timeout_sec=5.0)
         spinner.join(timeout=5.0)
         summary = recorder.summary()
@@ -282,6 +287,16 @@ def test_recorder_loses_no_message_at_a_sessions_rates(tmp_path):
     assert len(set(stamps)) >= 0.9 * len(stamps) >= 0.9 * 0.8 * sent['joint_states']
 
 
+def until(condition, timeout_s: float, step_s: float = 0.05) -> bool:
+    """Poll `condition` until it holds or `timeout_s` passes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        threading.Event().wait(step_s)
+    return bool(condition())
+
+
 @pytest.mark.ros
 def test_a_full_history_is_counted_not_silent(tmp_path):
     """More messages between two drains than a reader keeps: the recorder says so (summary
@@ -289,6 +304,8 @@ def test_a_full_history_is_counted_not_silent(tmp_path):
     import rclpy
     from rclpy.parameter import Parameter
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+    from rclpy.duration import Duration
 
     from maxim_core.nodes.recorder_node import EVENT_DEPTH, RecorderNode
     from maxim_interfaces.msg import Thought
@@ -306,17 +323,12 @@ def test_a_full_history_is_counted_not_silent(tmp_path):
             reliability=ReliabilityPolicy.RELIABLE))
         recorder._stop_draining.set()   # its drain thread stops: the test drains by hand
         recorder._drainer.join(timeout=5.0)
-        for _ in range(100):
-            if pub.get_subscription_count():
-                break
-            time.sleep(0.05)
-        first = time.monotonic()
+        assert until(lambda: pub.get_subscription_count() > 0, 5.0)
         pub.publish(Thought(text='early'))
-        time.sleep(0.3)
         for i in range(EVENT_DEPTH + 200):
             pub.publish(Thought(text=f'burst {i}'))
-        time.sleep(0.5)
-        assert time.monotonic() - first >= 0.8
+        # Everything sent has reached the reader's history (which keeps only the newest).
+        assert until(lambda: pub.wait_for_all_acked(Duration(seconds=0.1)), 10.0)
         taken = recorder.drain()
         summary = recorder.summary()
         recorder.destroy_node()
