@@ -279,7 +279,10 @@ class TestSim:
         want = expected('sim')
         assert probe.spin_until(lambda: want <= probe.nodes()), (
             f'missing {want - probe.nodes()}\n{launch.output()}')
-        listed = ros2(launch.domain_id, 'node', 'list', '--no-daemon')
+        for _ in range(3):     # without a daemon the CLI discovers in its spin time: retry
+            listed = ros2(launch.domain_id, 'node', 'list', '--no-daemon')
+            if want <= set(listed.stdout.split()):
+                break
         assert want <= set(listed.stdout.split()), listed
         for name in GRAPHS['sim']:
             if NODES[name].lifecycle:

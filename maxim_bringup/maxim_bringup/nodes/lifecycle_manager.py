@@ -12,7 +12,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from std_srvs.srv import Trigger
 
 from maxim_bringup.lifecycle import LifecycleError, LifecycleSequence, STATE_LABELS
-from maxim_bringup.nodes.lifetime import run
+from maxim_core.nodes.lifetime import run
 
 _TRANSITIONS = {'configure': Transition.TRANSITION_CONFIGURE,
                 'cleanup': Transition.TRANSITION_CLEANUP,
