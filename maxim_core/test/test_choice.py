@@ -342,3 +342,128 @@ def test_recorded_scores_replay_in_turn_and_a_diverged_run_says_so():
         assert 'diverged' in exc.message
     else:
         raise AssertionError('a diverged replay must fail loudly')
+
+
+# -- means-ends, news, memory links, answers ------------------------------------------------
+def _act(tool, args=None, success=True, result='', introspection=False, blocked=False):
+    return RecentAct(tool, dict(args or {}), success, result, blocked, introspection)
+
+
+def _weighed(cands, g):
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
+    chooser.weigh(cands, g)
+    return {c.phrase: c for c in cands}
+
+
+def test_a_failure_names_what_stands_in_the_way_and_the_act_that_deals_with_it_gains():
+    from maxim_core.deliberation.choice import Candidate, means_ends
+    g = Grounding(goal='Take what is inside the chest.', scene='A key lies by a chest.',
+                  recent=[_act('take_from_chest', success=False,
+                               result="cannot take from the chest: its open is 'False'")],
+                  acts_since_news=1, entities=['chest', 'key'])
+    blocks, resume = means_ends(g)
+    assert 'open' in blocks and not resume
+    t = _weighed([Candidate('open_chest', {}, 'open chest'),
+                  Candidate('take_key', {}, 'take key')], g)
+    assert t['open chest'].need == ChoiceConfig().w_need and t['take key'].need == 0
+    # A state of the situation is dealt with by the act that undoes it.
+    g2 = Grounding(goal='Get through the locked door.', entities=['door'])
+    t2 = _weighed([Candidate('unlock_door', {}, 'unlock door'),
+                   Candidate('knock_door', {}, 'knock door')], g2)
+    assert t2['unlock door'].need > 0 and t2['knock door'].need == 0
+    # "cannot unlock: its locked is False": the act was moot, no obstacle.
+    moot = Grounding(recent=[_act('unlock_door', success=False,
+                                  result="cannot unlock the door: its locked is 'False'")],
+                     from_tool=True)
+    assert not means_ends(moot)[0]
+
+
+def test_an_act_whose_obstacle_was_dealt_with_is_taken_up_again():
+    from maxim_core.deliberation.choice import Candidate, means_ends
+    g = Grounding(goal='Open the chest.', entities=['chest', 'key'], recent=[
+        _act('unlock_chest', success=False, result='you need a key'),
+        _act('take_key', result='You pocket the key.')], acts_since_news=2)
+    blocks, resume = means_ends(g)
+    assert 'key' not in blocks
+    assert resume == {'unlock_chest:{}'}
+    t = _weighed([Candidate('unlock_chest', {}, 'unlock chest')], g)
+    assert t['unlock chest'].habit == 0 and t['unlock chest'].need >= ChoiceConfig().w_need
+
+
+def test_the_bar_to_act_rises_only_with_acts_that_brought_no_news():
+    from maxim_core.deliberation.choice import Candidate, news_of_acts
+    scene = 'A small key lies next to a locked chest.'
+    g = Grounding(scene=scene, goal='Take what is inside the chest.', acts_since_news=4,
+                  recent=[_act('examine', {'target': 'chest'}, result=scene,
+                               introspection=True),                     # told nothing new
+                          _act('unlock_chest', success=False, result='you need a key'),
+                          _act('take_key', result='You pocket the key.'),
+                          _act('say', {'text': 'hello'}, result='hello')])   # own words
+    assert [news for _, news in news_of_acts(g)] == [False, True, True, False]
+    wait = Candidate(None, {}, WAIT)
+    look = Candidate('examine', {'target': 'key'}, 'examine key', introspective=True)
+    t = _weighed([wait, look], g)
+    assert t[WAIT].total == ChoiceConfig().effort * 2
+    # The read-only tool that just told nothing is dull for a while.
+    assert t['examine key'].habit >= ChoiceConfig().habit_dull
+
+
+def test_memory_that_links_the_question_to_a_value_fills_the_argument_and_the_answer():
+    unlock = ToolSpec('unlock_door', 'Unlock the door.', {
+        'type': 'object', 'properties': {'code': {'type': 'string',
+                                                  'description': 'the code or password'}},
+        'required': ['code']})
+    heard = 'You stand at an oak door. A voice behind it asks: Password?'
+    g = Grounding(percept=heard, heard=heard, someone_there=True, entities=['door'],
+                  recalled=['The corridor behind the oak door leads to the library.',
+                            'The caretaker told me the password of the oak door is swordfish.'])
+    rare = {' swordfish': -14.0, ' corridor': -12.0, ' caretaker': -11.0, ' library': -10.0}
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: rare.get(c, -4.0)))
+    cands = chooser.candidates([unlock, SAY], g)
+    codes = [c.args['code'] for c in cands if c.tool == 'unlock_door']
+    assert codes[0] == 'swordfish'                # memory ties it to 'password'
+    said = [c.args['text'] for c in cands if c.tool == 'say' and c.args['text']]
+    assert said[0] == 'swordfish'                 # the answer to the question asked
+    chooser.weigh(cands, g)
+    by = {(c.tool, json.dumps(c.args)): c for c in cands}
+    answer = by[('say', json.dumps({'text': 'swordfish'}))]
+    assert answer.memory == ChoiceConfig().w_memory     # memory links it to what is asked
+    assert answer.goal >= ChoiceConfig().w_answer       # a question asks for an answer
+
+
+def test_after_a_change_the_acts_on_the_changed_thing_are_the_frontier():
+    from maxim_core.deliberation.choice import Candidate
+    g = Grounding(entities=['chest', 'key'], acts_since_news=1, recent=[
+        _act('unlock_chest', result='The key turns: the chest is unlocked.')])
+    t = _weighed([Candidate('open_chest', {}, 'open chest'),
+                  Candidate('take_key', {}, 'take key'),
+                  Candidate('unlock_chest', {}, 'unlock chest')], g)
+    assert t['open chest'].need == ChoiceConfig().w_frontier
+    assert t['take key'].need == 0
+    assert t['unlock chest'].habit == ChoiceConfig().habit_done
+
+
+def test_an_act_done_gains_nothing_from_the_model_for_being_in_the_diary():
+    from maxim_core.deliberation.choice import Candidate
+    g = Grounding(entities=['door'], recent=[_act('knock_door', result='You knock.')])
+    knock = Candidate('knock_door', {}, 'knock door', relevance=2.5)
+    t = _weighed([knock], g)
+    assert t['knock door'].relevance == 0.0
+    # Other words for a thing already done change nothing: a code after the door opened.
+    g2 = Grounding(entities=['door'], recent=[_act('unlock_door', {'code': 'swordfish'},
+                                                   result='The lock clicks.')])
+    t2 = _weighed([Candidate('unlock_door', {'code': 'caretaker'}, 'unlock door caretaker')],
+                  g2)
+    assert t2['unlock door caretaker'].habit == ChoiceConfig().habit_done
+
+
+def test_memory_frames_are_no_arguments():
+    from maxim_core.deliberation.choice import memory_content
+    assert memory_content('2 min ago: a red ball; track_target worked') == \
+        'a red ball; track_target'
+    assert memory_content('Predicted: examine succeeds (3 of 3 similar episodes succeeded, '
+                          'confidence 0.90)') == 'examine'
+    g = Grounding(percept='A cup.', recalled=[
+        'Predicted: examine succeeds (3 of 3 similar episodes succeeded, confidence 0.90)',
+        'adeab shared words: the gardener planted tulips'])
+    assert set(g.memory_terms(10)) == {'examine', 'gardener', 'planted', 'tulips'}

@@ -10,16 +10,22 @@ from what the robot perceives or remembers, and the choice is
           + value     (the NAc: how well this tool did in this context)
           + goal      (the words of the goal and of what a person said; minus what they
                        say not to do: "without waking the guard")
-          + memory    (a recalled episode or prediction that names the action)
+          + need      (the act deals with what stands in the way: a failure's reason,
+                       "its locked is True", or a state it undoes: 'unlock' a locked chest;
+                       or it acts on what the last act changed: open the unlocked chest)
+          + memory    (a recalled episode or prediction that names the action, or a recalled
+                       line that links what is asked to the action's argument)
           - habit     (an action just done, or just failed with nothing changed since)
           - pain      (an action that hurt)
 
 with "wait and watch" as one candidate among the others, so doing nothing is a choice the
-model weighs too and the bar to act rises with every action taken since the last news from
-the world (the basal ganglia's go/no-go; the ThoughtGate decides before this whether to think
-at all). Relevance is pointwise mutual information, log p(action | situation) - log p(action |
-a neutral line), over the square root of the action's length, so a generic short action
-("open door") does not win by being likely everywhere.
+model weighs too and the bar to act rises with every action that brought no news from the
+world: a look at what was already known, one's own words, a blocked act (the basal ganglia's
+go/no-go; the ThoughtGate decides before this whether to think at all). A failure whose reason
+names an obstacle is news: it sets a subgoal ("you need a key"), and acts that deal with it
+gain (`obstacles`). Relevance is pointwise mutual information, log p(action | situation)
+- log p(action | a neutral line), over the square root of the action's length, so a generic
+short action ("open door") does not win by being likely everywhere.
 
 Arguments come from the situation only (`Grounding`): names of things in view and of people,
 entities the world names, the tracked labels, content words of what a person said and of
@@ -54,9 +60,31 @@ why how all any both each few more most other some such no nor not only own same
 very can will just should now i me my myself we our you your he him his she her they them
 their one ones thing things something nothing anything around still also again very really
 let lets get got go goes going see sees saw look looks looking want wants need needs please
-maybe would could shall may might must yes okay ok hello hi'''.split())
+maybe would could shall may might must yes okay ok hello hi behind beside next near inside
+outside between through across along toward towards against without within upon asks ask
+asked told'''.split())
+_FAILED = re.compile(r'\b(?:fail(?:s|ed)?|blocked|not accept\w*|cannot)\b', re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 _CODEISH = re.compile(r'[-/.~*$|>=_:]')
+
+
+# How memory frames what it recalls (when, how sure, how often), not what it recalls.
+_FRAME = re.compile(r'^\s*(?:just now|[\d.]+ (?:s|min|h|days?) ago)\s*:\s*|\([^)]*\)|'
+                    r'\b\w+=\S+|\b(?:predicted|stats)\s*:', re.IGNORECASE)
+_FRAME_WORDS = frozenset('worked failed fails succeeds succeeded confidence episodes episode '
+                         'similar value values times context contexts outcome outcomes '
+                         'predicted activation layer category words word shared shares share '
+                         'semantic result results term terms says matched match matches '
+                         'reached recalled'.split())
+_HEX = re.compile(r'^[a-f]{5,}$')
+
+
+def memory_content(line: str) -> str:
+    """A recalled line without memory's frame: '2 min ago: a red ball; track_target worked
+    (value 0.8, confidence 0.6)' -> 'a red ball; track_target'."""
+    text = _FRAME.sub(' ', line or '')
+    return ' '.join(w for w in text.split() if w.lower().strip('.,;:') not in _FRAME_WORDS
+                    and not _HEX.match(w.lower().strip('.,;:')))
 
 
 def content_words(text: str, limit: int = 0) -> list[str]:
@@ -89,6 +117,134 @@ def _root(word: str) -> str:
 
 _NEGATED = re.compile(r"\b(?:without|never|not|don't|do not|avoid|no)\s+([A-Za-z][\w'-]*)",
                       re.IGNORECASE)
+
+
+def _undoes(word: str, root: str) -> bool:
+    """'unlock' undoes 'locked', 'untie' undoes 'tied': an act whose verb reverses a state."""
+    w = word.lower()
+    return w.startswith('un') and len(w) > 4 and _root(w[2:]) == root
+
+
+# Words of a failure's reason that name no obstacle: how the failure is phrased.
+_REASON_WORDS = frozenset('cannot unable false true none need needs needed accept accepts '
+                          'fail fails failed failure error reason given state status try '
+                          'tried allowed'.split())
+
+
+def obstacles(g: 'Grounding') -> set[str]:
+    """Roots of what stands in the way, not yet dealt with (see `means_ends`)."""
+    return means_ends(g)[0]
+
+
+def means_ends(g: 'Grounding') -> tuple[set[str], set[str]]:
+    """Means-ends analysis over the recent acts: (what stands in the way, the acts to
+    resume).
+
+    What stands in the way: the words of a failed act's reason that its own phrase does not
+    hold ("cannot take from the chest: its open is False" -> 'open'; "you need a key" ->
+    'key'), until a later act that changed the world names them; and the states of the
+    situation that an act of the robot's could undo ("a locked chest": '~lock', dealt with by
+    'unlock'). The acts to resume: failed acts whose every obstacle has since been dealt
+    with (the key is taken: unlock the chest again), keyed tool:args."""
+    found: dict[str, int] = {}
+    failed: dict[str, set[str]] = {}
+    recent = list(g.recent)
+    for i, r in enumerate(recent):
+        if r.success or r.blocked:
+            continue
+        mine = content_words(_phrase(r.tool, r.args))
+        own = {_root(w) for w in mine}
+        roots = set()
+        for w in content_words(r.result):
+            root = _root(w)
+            # "cannot unlock: its locked is False": the act was moot, nothing stands in the way
+            if w not in _REASON_WORDS and root not in own and \
+                    not any(_undoes(m, root) for m in mine):
+                found.setdefault(root, i)
+                roots.add(root)
+        key = f'{r.tool}:{json.dumps(r.args, sort_keys=True)}'
+        if roots:
+            failed[key] = roots
+        else:
+            failed.pop(key, None)
+    situation = g.scene or ('' if g.from_tool else g.percept)
+    for w in content_words(f'{situation} {g.goal} {g.heard}'):
+        if w not in _REASON_WORDS:
+            found.setdefault('~' + _root(w), -1)       # a state: only undoing deals with it
+    dealt: set[str] = set()
+    for i, r in enumerate(recent):
+        if not r.success or r.introspection:
+            continue
+        done = content_words(_phrase(r.tool, r.args))
+        failed.pop(f'{r.tool}:{json.dumps(r.args, sort_keys=True)}', None)
+        for key, since in list(found.items()):
+            root = key.lstrip('~')
+            if i > since and any(_undoes(w, root) or (not key.startswith('~')
+                                                      and _root(w) == root) for w in done):
+                del found[key]
+                dealt.add(root)
+    resume = {key for key, roots in failed.items() if roots <= dealt}
+    return set(found), resume
+
+
+def news_of_acts(g: 'Grounding') -> list[tuple['RecentAct', bool]]:
+    """The acts since the last news from outside, each with whether it brought news: an
+    act's result is news when it holds a word the situation, the goal and the earlier results
+    did not (the key turns, the chest is unlocked), or when it failed for a reason that names
+    an obstacle. A blocked act, one's own words (say, respond) and a look that found what was
+    already known are not news."""
+    n = min(g.acts_since_news, len(g.recent))
+    if n <= 0:
+        return []
+    recent = list(g.recent)
+    seen = {_stem(w) for w in content_words(f'{g.scene} {g.goal} {g.heard}')}
+    for r in recent[:-n]:
+        seen |= {_stem(w) for w in content_words(r.result)}
+    out = []
+    for r in recent[-n:]:
+        own = {_stem(w) for w in content_words(_phrase(r.tool, r.args))}
+        words = {_stem(w) for w in content_words(r.result)}
+        if r.blocked or any(k in FREE_TEXT_PARAMS for k in r.args):
+            news = False
+        elif not r.success:
+            news = bool(obstacles(Grounding(recent=[r], from_tool=True)))
+        else:
+            news = bool(words - seen - own)
+        seen |= words
+        out.append((r, news))
+    return out
+
+
+def stale_acts(g: 'Grounding') -> int:
+    """How many acts since the last news from outside brought nothing new."""
+    return sum(1 for _, news in news_of_acts(g) if not news) + \
+        max(0, g.acts_since_news - len(g.recent))
+
+
+def tied_first(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
+    """`values` with those first that a recalled line names together with a word of
+    `about` and that the moment (scene, percept, goal, what was heard) does not hold: what
+    memory links to the question ("Password?" -> "the password of the door is swordfish")."""
+    words = {_stem(w) for w in content_words(about)}
+    if not words or not g.recalled:
+        return list(values)
+    lines = [memory_content(ln).lower() for ln in g.recalled
+             if words & {_stem(w) for w in content_words(memory_content(ln))}]
+    here = {_stem(w) for w in content_words(f'{g.scene} {g.percept} {g.goal} {g.heard}')}
+    tied = [v for v in values if _stem(v.lower()) not in here | words and any(
+        re.search(rf'\b{re.escape(v.lower())}\b', ln) for ln in lines)]
+    return tied + [v for v in values if v not in tied]
+
+
+def addresses(phrase: str, blocks: set[str]) -> bool:
+    """Whether an action's words deal with one of `blocks` (see `obstacles`): a word with
+    the obstacle's root (not for a state: 'open' does not deal with 'opened'), or a verb
+    that undoes it."""
+    for w in content_words(phrase):
+        root = _root(w)
+        if root in blocks or any(_undoes(w, b.lstrip('~')) for b in blocks):
+            return True
+    return False
 
 
 def avoided(text: str) -> set[str]:
@@ -164,6 +320,7 @@ class Grounding:
     recent: Sequence[RecentAct] = ()        # oldest first
     pains: Sequence[tuple] = ()             # (tool, args, intensity)
     acts_since_news: int = 0                # actions since the last percept from outside
+    scene: str = ''                         # that percept (the situation the acts are in)
     someone_there: bool = False             # a person is there to talk to
     salient: Sequence[str] = ()             # memory_terms ranked (Chooser.candidates)
     from_tool: bool = False                 # the percept is a tool's result
@@ -186,7 +343,7 @@ class Grounding:
         here = {_stem(w) for w in content_words(f'{self.percept} {self.goal} {self.heard}')}
         found = []
         for line in self.recalled:
-            for w in content_words(line):
+            for w in content_words(memory_content(line)):
                 if _stem(w) not in here and w not in found:
                     found.append(w)
         return found[:limit]
@@ -216,6 +373,8 @@ class Candidate:
     pmi: float = 0.0
     value: float = 0.0
     goal: float = 0.0
+    need: float = 0.0                  # deals with what stands in the way
+    introspective: bool = False        # a read-only act (looking, recalling)
     memory: float = 0.0
     habit: float = 0.0
     pain: float = 0.0
@@ -230,6 +389,7 @@ class Candidate:
                 'total': round(self.total, 3), 'relevance': round(self.relevance, 3),
                 'pmi': round(self.pmi, 3),
                 'value': round(self.value, 3), 'goal': round(self.goal, 3),
+                'need': round(self.need, 3),
                 'memory': round(self.memory, 3), 'habit': round(self.habit, 3),
                 'pain': round(self.pain, 3), 'sources': list(self.sources)}
 
@@ -245,9 +405,13 @@ class ChoiceConfig:
     w_goal: float = 1.0
     w_avoid: float = 4.0               # what the goal or a person says not to do
     w_memory: float = 1.0
+    w_need: float = 2.0                # an act that deals with an obstacle (means-ends)
+    w_frontier: float = 1.5            # an act on what the last act changed
+    w_answer: float = 3.0              # speech, when a person asked and was not answered
     habit_done: float = 6.0            # the same action just succeeded
     habit_failed: float = 4.0          # the same action just failed, nothing changed since
     habit_tool: float = 1.5            # per recent use of the same tool with other arguments
+    habit_dull: float = 3.0            # a read-only tool whose last use told nothing new
     w_pain: float = 8.0
     effort: float = 1.5                # the bar to act rises per action since news
     wait_bias: float = 0.0
@@ -299,6 +463,10 @@ def result_words(output: str, limit: int = 300) -> str:
     return ' '.join(' '.join(parts).split())[:limit]
 
 
+def _string_values(args: Mapping[str, Any]) -> list[str]:
+    return [' '.join(str(v).split()).lower() for v in args.values() if isinstance(v, str)]
+
+
 def phrase_of(tool: str, args: Mapping[str, Any]) -> str:
     """An action in the diary's words ('track target red ball', 'say "hello"')."""
     return _phrase(tool, args)
@@ -348,7 +516,10 @@ class CandidateBuilder:
                 for args, phrase in proposals(g):
                     out.append(Candidate(spec.name, dict(args), phrase, ('body',)))
                 continue
-            out.extend(self._for_tool(spec.name, props, required, pool, commands, g))
+            made = self._for_tool(spec.name, props, required, pool, commands, g)
+            for c in made:
+                c.introspective = bool(getattr(tool, 'introspection', False))
+            out.extend(made)
         out.append(Candidate(None, {}, WAIT, ('rest',)))
         seen, unique = set(), []
         for c in out:
@@ -371,7 +542,9 @@ class CandidateBuilder:
             if not g.someone_there:
                 return []              # nobody to speak to
             out = [Candidate(name, {key: ''}, _words(name), ('speech',), free_param=key)]
-            for term in g.memory_terms(2):
+            # What memory links to what was said first ("Password?" -> swordfish).
+            asked = ' '.join(re.findall(r'[^.!?]*\?', g.heard)) or g.heard
+            for term in tied_first(g.memory_terms(6), g, asked)[:2]:
                 out.append(Candidate(name, {key: term}, _phrase(name, {key: term}),
                                      ('memory', 'speech')))
             return out
@@ -386,7 +559,7 @@ class CandidateBuilder:
             return [Candidate(name, {}, _words(name), ('tool',))]
         combos: list[dict] = [{}]
         for key in keys:
-            values = self._values(key, props[key], pool, commands, name)
+            values = self._values(key, props[key], pool, commands, name, g)
             if not values:
                 return [] if key in required else [Candidate(name, {}, _words(name),
                                                              ('tool',))]
@@ -398,7 +571,7 @@ class CandidateBuilder:
         return [Candidate(name, c, _phrase(name, c), ('grounded',)) for c in combos]
 
     def _values(self, key: str, prop: dict, pool: list[str], commands: list[str],
-                owner: str = '') -> list[str]:
+                owner: str = '', g: Grounding | None = None) -> list[str]:
         limit = int(prop.get('maxLength', 200) or 200)
         if re.search(r'(^|_)tool(_|$)', key):       # an argument that names a tool: a tool
             return [n for n in getattr(self, '_tool_names', [])
@@ -411,6 +584,11 @@ class CandidateBuilder:
         for v in values:
             if v and len(v) <= limit and v not in out:
                 out.append(v)
+        if g is not None:
+            # What memory ties to this parameter first: a value that a recalled line names
+            # together with the parameter's own words, and that the moment does not say
+            # ('code': "the code or password" -> "the password of the oak door is swordfish").
+            out = tied_first(out, g, f'{key.replace("_", " ")} {prop.get("description", "")}')
         return out[:self.config.values_per_param]
 
 
@@ -448,15 +626,48 @@ class Chooser:
     def weigh(self, cands: Sequence[Candidate], g: Grounding) -> None:
         cfg = self.config
         goal_stems = {_stem(w) for w in content_words(f'{g.goal} {g.heard}')}
+        asked = goal_stems | {_stem(w) for w in content_words(
+            f'{g.scene} {"" if g.from_tool else g.percept}')}
         avoid = avoided(f'{g.goal}. {g.heard}')
-        recalled = ' '.join(g.recalled).lower()
+        # Recalled lines that name an act as done, not as failed.
+        recalled = ' '.join(ln for ln in g.recalled if not _FAILED.search(ln)).lower()
+        # Memory that links what is asked to a value ("the password of the door is
+        # swordfish"): lines sharing a word with the goal, the percept or a person's words.
+        linked = [memory_content(ln).lower() for ln in g.recalled
+                  if {_stem(w) for w in content_words(memory_content(ln))} & asked]
+        blocks, resume = means_ends(g)
+        own_tools = {r.tool for r in g.recent}
+        things = {n for n in g.names()}
         # The world changed with the last successful act that was not read-only.
         last_success = max((i for i, r in enumerate(g.recent)
                             if r.success and not r.introspection), default=-1)
+        # The bar to act rises with each act that brought no news (see `news_of_acts`); a
+        # read-only tool that just told nothing new is worth less for a while.
+        acts = news_of_acts(g)
+        stale = sum(1 for _, news in acts if not news) + \
+            max(0, g.acts_since_news - len(g.recent))
+        dull = {r.tool for r, news in acts if r.introspection and not news}
+        # What just became possible: the last act that changed something named a thing;
+        # the acts on that thing not done since are the frontier (the chest is unlocked:
+        # open it).
+        frontier, changed_by = set(), ''
+        names = {_root(w) for n in g.names() for w in content_words(n)}
+        for r, news in reversed(acts):
+            if r.success and news and not r.introspection:
+                frontier = {_root(w) for w in content_words(_phrase(r.tool, r.args))} & names
+                changed_by = r.tool
+                break
+        done_since = {(r.tool, json.dumps(r.args, sort_keys=True)) for r, _ in acts
+                      if r.success}
+        done_before = {(r.tool, json.dumps(r.args, sort_keys=True)) for r in g.recent
+                       if r.success or r.blocked}
+        # A question asks for an answer: speech is due until the robot has spoken.
+        spoke = any(k in FREE_TEXT_PARAMS for r, _ in acts for k in r.args)
+        asked_me = '?' in g.heard and not spoke
         for c in cands:
             if c.tool is None:
-                c.total = cfg.w_relevance * c.relevance + cfg.effort * g.acts_since_news \
-                    + cfg.wait_bias
+                c.total = cfg.w_relevance * c.relevance + cfg.wait_bias + \
+                    cfg.effort * stale
                 continue
             v = g.values.get(c.tool)
             c.value = cfg.w_value * 2 * (v - 0.5) if v is not None else 0.0
@@ -466,8 +677,20 @@ class Chooser:
                 c.goal -= cfg.w_avoid
             if self.tool_prior is not None:
                 c.goal += self.tool_prior(c.tool)
-            if _words(c.tool) in recalled or c.tool in recalled:
-                c.memory = cfg.w_memory
+            if blocks and addresses(c.phrase, blocks):
+                c.need = cfg.w_need
+            if c.tool not in own_tools and (_words(c.tool) in recalled or c.tool in recalled):
+                c.memory = cfg.w_memory     # not the robot's own recent act remembered
+            values = [v.lower() for k, v in c.args.items()
+                      if isinstance(v, str) and len(v) >= 3 and k not in FREE_TEXT_PARAMS
+                      or k in FREE_TEXT_PARAMS and v and 'memory' in c.sources]
+            if any(re.search(rf'\b{re.escape(v)}\b', ln) for v in values for ln in linked
+                   if _stem(v) not in asked):
+                c.memory += cfg.w_memory
+            if (c.tool, json.dumps(c.args, sort_keys=True)) in done_before:
+                # A model finds what its text holds likely (it copies): an act the diary
+                # tells as done gains nothing from the model for being there again.
+                c.relevance = min(c.relevance, 0.0)
             habit = 0.0        # each repeat adds: done again, failed again, the same tool
             for i, r in enumerate(g.recent):
                 if r.tool != c.tool:
@@ -475,14 +698,29 @@ class Chooser:
                 same = json.dumps(r.args, sort_keys=True) == json.dumps(c.args, sort_keys=True)
                 if same and (r.blocked or r.success):
                     habit += cfg.habit_done
+                elif r.success and not r.introspection and not any(
+                        k in FREE_TEXT_PARAMS for k in c.args) and \
+                        (other := set(_string_values(c.args)) - set(_string_values(r.args))) \
+                        and not other & things:
+                    habit += cfg.habit_done     # done already: other words change nothing
                 elif same and i >= last_success:
                     habit += cfg.habit_failed
                 else:
                     habit += cfg.habit_tool
+            if c.tool in dull:
+                habit += cfg.habit_dull
+            if c.key in resume:      # what was in its way is dealt with: take it up again
+                habit, c.need = 0.0, c.need + cfg.w_need
             c.habit = habit
+            if frontier and not c.introspective and c.tool != changed_by and \
+                    (c.tool, json.dumps(c.args, sort_keys=True)) not in done_since and \
+                    {_root(w) for w in content_words(c.phrase)} & frontier:
+                c.need += cfg.w_frontier
+            if asked_me and ('speech' in c.sources):
+                c.goal += cfg.w_answer
             c.pain = max((cfg.w_pain * float(p) for t, a, p in g.pains
                           if t == c.tool and _same_direction(a or {}, c.args)), default=0.0)
-            c.total = (cfg.w_relevance * c.relevance + c.value + c.goal + c.memory
+            c.total = (cfg.w_relevance * c.relevance + c.value + c.goal + c.need + c.memory
                        - c.habit - c.pain)
 
     def candidates(self, tools: Sequence[Any], g: Grounding) -> list[Candidate]:

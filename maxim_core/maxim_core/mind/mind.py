@@ -233,6 +233,8 @@ class Mind:
         self._pains: deque = deque(maxlen=20)
         self._last_act: tuple | None = None
         self._acts_since_news = 0
+        self._scene = ''                    # the latest percept from outside the robot
+        self._heard = ('', 0.0)             # a person's latest words and when
         self._current_source = ''
         self._in_view: tuple = ((), 0.0)      # labels of the last view, and when
         self.deliberator = Deliberator(
@@ -410,6 +412,11 @@ class Mind:
         """The learned tool index's match of a tool to this percept and goal (0..0.5)."""
         return self._priors.get(tool, 0.0)
 
+    def _note_view(self, percept: Percept) -> None:
+        """What is in view, kept for a person's words that come without a view."""
+        if percept.source == 'vision' and percept.objects:
+            self._in_view = (tuple(str(o) for o in percept.objects), self.clock())
+
     def _grounding(self, percept: Percept, goal: str) -> Grounding:
         """What this pass's arguments may be made of, and what the choice weighs."""
         text = percept.narrative
@@ -425,14 +432,20 @@ class Mind:
         labels, seen_at = self._in_view
         if not objects and labels and self.clock() - seen_at <= IN_VIEW_S:
             objects = list(labels)           # a person's words: what is in view still is
+        heard = text if percept.source in HEARD_SOURCES else ''
+        said, said_at = self._heard
+        if not heard and percept.source == 'tool_result' and said \
+                and self.clock() - said_at <= IN_VIEW_S:
+            heard = said          # acting on a person's words: they still stand
         return Grounding(
-            percept=text, goal=goal, heard=text if percept.source in HEARD_SOURCES else '',
+            percept=text, goal=goal, heard=heard,
             objects=objects, people=list(percept.people), entities=entities,
             values=dict(self._values) if self.config.on('nac') else {}, recent=recent,
             pains=list(self._pains), acts_since_news=self._acts_since_news,
+            scene=self._scene,
             from_tool=percept.source == 'tool_result',
             someone_there=bool(percept.people) or percept.source == 'user'
-            or bool(_ADDRESSED.search(text)))
+            or bool(_ADDRESSED.search(text)) or bool(_ADDRESSED.search(heard)))
 
     def step(self, percept: Percept, *, goal: str | None = None, force: bool = False,
              on_thought=None, max_cycles: int = 0, timeout_s: float | None = None
@@ -451,8 +464,12 @@ class Mind:
         self.loop.causal_notes = self._learned_values(percept, goal, context_key(percept, goal))
         self._surfaced = []
         self.last_result = None
+        self._note_view(percept)      # a percept stepped directly (scenarios) counts too
         if percept.source != 'tool_result':
             self._acts_since_news = 0       # news from the world: acting is fresh again
+            self._scene = percept.narrative
+            if percept.source in HEARD_SOURCES:
+                self._heard = (percept.narrative, self.clock())
         self._current_source = percept.source
         try:
             result = self.loop.step(percept, goal=goal, think_options={
@@ -584,8 +601,7 @@ class Mind:
             if now > 0:
                 with self._body_lock:
                     self._body_at(now).record_interaction(now)
-        if percept.source == 'vision' and percept.objects:
-            self._in_view = (tuple(str(o) for o in percept.objects), self.clock())
+        self._note_view(percept)
         if percept.source == 'vision' and percept.salience < self.config.percept_min_salience:
             return False
         if percept.source in HEARD_SOURCES and self._current_source == 'vision' \

@@ -163,6 +163,7 @@ class TurnResult:
     response: str = ''                 # what the AUT said (say / respond / questions)
     actions: list[ActionRecord] = field(default_factory=list)
     thoughts: list[str] = field(default_factory=list)
+    choices: list[str] = field(default_factory=list)   # what each step weighed, best first
     failures: list[str] = field(default_factory=list)
     imagined: list[str] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
@@ -181,6 +182,18 @@ class TurnResult:
         out = asdict(self)
         out['blocked'] = [a.as_dict() for a in self.blocked]
         return out
+
+
+def weighed_line(choice: list, top: int = 8) -> str:
+    """A chosen step's candidates in one line, best first: 'unlock door swordfish 6.1
+    (relevance 1.2, goal 2.0, need 2.0, memory 1.0, habit 0.0) | ...'."""
+    parts = []
+    for c in choice[:top]:
+        why = ', '.join(f'{k} {c[k]:.1f}' for k in ('relevance', 'value', 'goal', 'need',
+                                                    'memory', 'habit', 'pain')
+                        if isinstance(c.get(k), (int, float)) and c.get(k))
+        parts.append(f'{c.get("phrase", "?")} {c.get("total", 0.0):.1f} ({why})')
+    return ' | '.join(parts)
 
 
 class SimulationBridge:
@@ -380,6 +393,9 @@ class SimulationBridge:
                 result.steps += 1
                 if step.decision.reasoning:
                     result.thoughts.append(step.decision.reasoning)
+                weighed = self._weighed()
+                if weighed:
+                    result.choices.append(weighed)
                 if step.decision.status in FAILED_STATUSES:
                     result.failures.append(step.decision.status)
                 if step.run is not None:
@@ -403,6 +419,14 @@ class SimulationBridge:
             self.sleep(max(0.0, min(cfg.poll_s, remaining)))
         result.response = ' / '.join(said)
         result.duration_s = self.clock() - start
+
+    def _weighed(self) -> str:
+        """The last deliberation's weighed candidates (deciding by choosing), one line."""
+        result = self.mind.last_result
+        thoughts = getattr(result, 'thoughts', None) or []
+        choice = next((t.choice for t in reversed(thoughts) if getattr(t, 'choice', None)),
+                      None)
+        return weighed_line(choice) if choice else ''
 
     def _action(self, run: ToolRun, turn: int) -> ActionRecord:
         verdict = self._verdicts.pop(run.call_id, {})

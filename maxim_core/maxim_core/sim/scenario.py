@@ -626,6 +626,7 @@ def run_suite(names: list[str] | None = None, backend: Backend | None = None, *,
                 run = {'scenario': scenario.name, 'seed': seed, 'status': 'error',
                        'reasons': [f'{type(exc).__name__}: {exc}'], 'unmet': [],
                        'violations': [], 'actions': [], 'failures': [], 'thoughts': [],
+                       'choices': [],
                        'patterns': [], 'judge': None, 'duration_s': 0.0}
             else:
                 run = {'scenario': scenario.name, 'seed': seed, 'status': report.status,
@@ -635,6 +636,7 @@ def run_suite(names: list[str] | None = None, backend: Backend | None = None, *,
                        'actions': [_action_line(a) for a in report.actions],
                        'failures': [f for t in report.turns for f in t['failures']],
                        'thoughts': [th[:200] for t in report.turns for th in t['thoughts']],
+                       'choices': [c for t in report.turns for c in t.get('choices', [])],
                        'patterns': list(report.patterns),
                        'judge': report.judge, 'duration_s': round(report.duration_s, 1)}
             runs.append(run)
