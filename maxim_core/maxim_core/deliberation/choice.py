@@ -75,7 +75,7 @@ _FRAME_WORDS = frozenset('worked failed fails succeeds succeeded confidence epis
                          'similar value values times context contexts outcome outcomes '
                          'predicted activation layer category words word shared shares share '
                          'semantic result results term terms says matched match matches '
-                         'reached recalled'.split())
+                         'reached recalled false true none similarity'.split())
 _HEX = re.compile(r'^[a-f]{5,}$')
 
 
@@ -221,18 +221,23 @@ def stale_acts(g: 'Grounding') -> int:
         max(0, g.acts_since_news - len(g.recent))
 
 
-def tied_first(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
-    """`values` with those first that a recalled line names together with a word of
-    `about` and that the moment (scene, percept, goal, what was heard) does not hold: what
-    memory links to the question ("Password?" -> "the password of the door is swordfish")."""
+def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
+    """Those of `values` that a recalled line names together with a word of `about` and that
+    the moment (scene, percept, goal, what was heard) does not hold: what memory links to
+    the question ("Password?" -> "the password of the door is swordfish")."""
     words = {_stem(w) for w in content_words(about)}
     if not words or not g.recalled:
-        return list(values)
+        return []
     lines = [memory_content(ln).lower() for ln in g.recalled
              if words & {_stem(w) for w in content_words(memory_content(ln))}]
     here = {_stem(w) for w in content_words(f'{g.scene} {g.percept} {g.goal} {g.heard}')}
-    tied = [v for v in values if _stem(v.lower()) not in here | words and any(
+    return [v for v in values if _stem(v.lower()) not in here | words and any(
         re.search(rf'\b{re.escape(v.lower())}\b', ln) for ln in lines)]
+
+
+def tied_first(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
+    """`values` with those `tied_to` `about` first."""
+    tied = tied_to(values, g, about)
     return tied + [v for v in values if v not in tied]
 
 
@@ -542,9 +547,11 @@ class CandidateBuilder:
             if not g.someone_there:
                 return []              # nobody to speak to
             out = [Candidate(name, {key: ''}, _words(name), ('speech',), free_param=key)]
-            # What memory links to what was said first ("Password?" -> swordfish).
-            asked = ' '.join(re.findall(r'[^.!?]*\?', g.heard)) or g.heard
-            for term in tied_first(g.memory_terms(6), g, asked)[:2]:
+            # A word of memory's alone is an utterance only as the answer to a question:
+            # what memory links to what was asked ("Password?" -> swordfish).
+            question = ' '.join(re.findall(r'[^.!?]*\?', g.heard))
+            linked = tied_to(g.memory_terms(6), g, question) if question else []
+            for term in linked[:2]:
                 out.append(Candidate(name, {key: term}, _phrase(name, {key: term}),
                                      ('memory', 'speech')))
             return out
