@@ -457,7 +457,7 @@ def test_lifecycle_manager_on_request_and_nodes_end_with_their_launch(tmp_path):
             called = ros2(d, 'service', 'call', f'/lifecycle_manager/{verb}',
                           'std_srvs/srv/Trigger', timeout=120)
             assert 'success=True' in called.stdout, (called, launch.output())
-            for name in ('camera', 'llm'):
+            for name in ('camera', 'memory', 'llm'):
                 state = ros2(d, 'lifecycle', 'get', f'/{name}', '--no-daemon')
                 assert state.stdout.startswith(camera_state), (name, state)
         nodes = session_pids(launch.sid) - {launch.proc.pid}
