@@ -39,16 +39,15 @@ def domain(k: int) -> int:
 
 
 def ros_env(domain_id: int) -> dict:
-    # Fast DDS's own transports here: these tests are about launching, stopping and the
-    # graph; the project's shared-memory frame profile has its own tests
-    # (test/test_frame_transport.py, test_dds_launch.py). With it, the shared-memory ports
-    # that SIGKILLed launches leave behind made later `ros2` calls print transport errors
-    # into their output and miss nodes (seen once on a loaded machine; not yet understood).
-    env = {k: v for k, v in os.environ.items()
-           if k not in ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')}
-    return dict(env, ROS_DOMAIN_ID=str(domain_id), MAXIM_DDS_PROFILE='off',
-                ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1',
-                RCUTILS_COLORIZED_OUTPUT='0')
+    # The project's default DDS set-up, as a shell of `./maxim shell` has it: the profile of
+    # maxim_bringup/dds.py for discovery on this machine (the launch files apply the same).
+    from maxim_bringup import dds
+    env = {k: v for k, v in os.environ.items() if k not in dds.PROFILE_VARS}
+    env.update(ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+               PYTHONUNBUFFERED='1', RCUTILS_COLORIZED_OUTPUT='0')
+    env.pop('MAXIM_DDS_PROFILE', None)
+    env.update(dds.choose(env, dds.shm_free_bytes(), dds.profile_path(env))[0])
+    return env
 
 
 def ros2(domain_id: int, *args, timeout=60.0) -> subprocess.CompletedProcess:
