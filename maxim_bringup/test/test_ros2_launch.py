@@ -50,16 +50,25 @@ def ros_env(domain_id: int) -> dict:
     return env
 
 
+# Fast DDS prints this into a command's output when a shared-memory port it tries to take is
+# half gone (its segment removed while another live process still holds the port's lock).
+# Every Fast DDS process on the machine opens one of the ports fastrtps_port7000 and up,
+# whatever its domain, so other processes' comings and goings reach here. The command then
+# takes another port and works, but its output is not the command's answer alone.
+SHM_PORT_NOISE = 'RTPS_TRANSPORT_SHM'
+
+
 def ros2(domain_id: int, *args, timeout=60.0) -> subprocess.CompletedProcess:
     """One `ros2` command line call (no daemon: nothing is left running). Without a daemon
-    the command discovers the graph itself: a node it has not seen yet is retried (three
-    tries)."""
+    the command discovers the graph itself: a node it has not seen yet is retried, and so is
+    an output that carries Fast DDS's shared-memory port lines (three tries in all)."""
     if '--no-daemon' in args and '--spin-time' not in args:
         args = (*args, '--spin-time', '3')
     for _ in range(3):
         done = subprocess.run(['ros2', *args], env=ros_env(domain_id), capture_output=True,
                               text=True, timeout=timeout)
-        if 'Node not found' not in done.stderr + done.stdout:
+        output = done.stderr + done.stdout
+        if 'Node not found' not in output and SHM_PORT_NOISE not in output:
             break
     return done
 
