@@ -175,12 +175,18 @@ export PYOPENGL_PLATFORM="\${PYOPENGL_PLATFORM:-egl}"
 # Maxim's Fast DDS profile (a shared-memory segment that holds a camera frame, so frames
 # between processes are not lost), unless one is set or MAXIM_DDS_PROFILE=off; where /dev/shm
 # has under 48 MB free it is left out (the maxim command and the launch files say so once).
-# The same rule as maxim_bringup/dds.py.
+# With discovery on this machine (LOCALHOST) rmw_fastrtps adds UDP of its own: the profile
+# for that case declares only shared memory. The same rule as maxim_bringup/dds.py.
 if [ -z "\${FASTRTPS_DEFAULT_PROFILES_FILE:-}\${FASTDDS_DEFAULT_PROFILES_FILE:-}" ] \\
    && [ "\${MAXIM_DDS_PROFILE:-on}" != off ] \\
    && case "\${RMW_IMPLEMENTATION}" in rmw_fastrtps*) true;; *) false;; esac \\
    && [ "\$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2 {print \$4}')" -ge 49152 ] 2>/dev/null; then
-  export FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/maxim_bringup/config/fastdds.xml"
+  case "\${ROS_AUTOMATIC_DISCOVERY_RANGE:-}/\${ROS_LOCALHOST_ONLY:-}" in
+    LOCALHOST/*|*/1) _maxim_xml=fastdds_localhost.xml;;
+    *) _maxim_xml=fastdds.xml;;
+  esac
+  export FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/maxim_bringup/config/\$_maxim_xml"
+  unset _maxim_xml
   export FASTDDS_DEFAULT_PROFILES_FILE="\$FASTRTPS_DEFAULT_PROFILES_FILE"
 fi
 if [ -f "$ROOT/install/local_setup.bash" ] && [ -n "\${BASH_VERSION:-}" ]; then

@@ -29,6 +29,25 @@ def test_the_default_set_up_chooses_the_project_profile_and_keeps_a_users_own():
     assert dds.choose(env, None, profile)[1].startswith('no /dev/shm')
 
 
+def test_discovery_on_this_machine_gets_the_profile_without_a_udp_transport_of_its_own():
+    """With LOCALHOST rmw_fastrtps adds UDP (and shared memory) of its own: the profile for
+    it declares only the 16 MB segment, the other declares shared memory and UDP."""
+    from maxim_bringup import dds
+    local = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
+    assert dds.profile_name(local) == 'fastdds_localhost.xml'
+    assert dds.profile_name({'ROS_LOCALHOST_ONLY': '1'}) == 'fastdds_localhost.xml'
+    for env in ({}, {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SUBNET'}):
+        assert dds.profile_name(env) == 'fastdds.xml'
+    texts = {}
+    for env in (local, {}):
+        with open(dds.profile_path(env), encoding='utf-8') as f:
+            texts[dds.profile_name(env)] = f.read()
+    for text in texts.values():
+        assert f'<segment_size>{dds.SEGMENT_BYTES}</segment_size>' in text
+    assert '<type>UDPv4</type>' in texts['fastdds.xml']
+    assert '<type>UDPv4</type>' not in texts['fastdds_localhost.xml']
+
+
 def test_apply_warns_once_per_process():
     from maxim_bringup import dds
     said = []

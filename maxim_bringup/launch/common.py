@@ -82,11 +82,13 @@ def node_kwargs():
 
 
 def dds_profile_actions():
-    """Maxim's Fast DDS profile for every process launched (config/fastdds.xml: a shared-memory
-    segment that holds camera frames), unless the user set one; a warning instead where
-    /dev/shm is too small (maxim_bringup/dds.py)."""
+    """Maxim's Fast DDS profile for every process launched (config/fastdds.xml, or
+    fastdds_localhost.xml with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST: a shared-memory segment
+    that holds camera frames), unless the user set one; a warning instead where /dev/shm is too
+    small (maxim_bringup/dds.py)."""
     from maxim_bringup import dds
-    updates, warning = dds.choose(os.environ, dds.shm_free_bytes(), dds.profile_path())
+    updates, warning = dds.choose(os.environ, dds.shm_free_bytes(),
+                                  dds.profile_path(os.environ))
     actions = [SetEnvironmentVariable(name, value) for name, value in updates.items()]
     if warning:
         actions.append(LogInfo(msg=f'maxim: {warning}'))

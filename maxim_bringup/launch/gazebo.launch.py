@@ -50,9 +50,10 @@ def generate_launch_description():
              **common),
         LifecycleNode(package='maxim_perception', executable='head_controller_node',
                       name='head_controller', **common),
-        Node(package='maxim_memory', executable='memory_node', name='memory', **common),
+        LifecycleNode(package='maxim_memory', executable='memory_node', name='memory',
+                      **common),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **common),
         Node(package='maxim_core', executable='agent_node', name='agent', **common),
-        lifecycle_manager(['head_controller', 'llm']),
+        lifecycle_manager(['head_controller', 'memory', 'llm']),
     ])

@@ -22,7 +22,7 @@ from common import (dds_profile_actions, lifecycle_manager, node_kwargs,  # noqa
 
 
 # Lifecycle nodes, in bring-up order (the manager takes them down in reverse).
-LIFECYCLE = ['sim_head', 'head_controller', 'llm']
+LIFECYCLE = ['sim_head', 'head_controller', 'memory', 'llm']
 
 
 def generate_launch_description():
@@ -39,7 +39,8 @@ def generate_launch_description():
              **common),
         LifecycleNode(package='maxim_perception', executable='head_controller_node',
                       name='head_controller', **common),
-        Node(package='maxim_memory', executable='memory_node', name='memory', **common),
+        LifecycleNode(package='maxim_memory', executable='memory_node', name='memory',
+                      **common),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **common),
         Node(package='maxim_core', executable='agent_node', name='agent', **common),

@@ -7,6 +7,11 @@ FASTRTPS_DEFAULT_PROFILES_FILE / FASTDDS_DEFAULT_PROFILES_FILE when a process cr
 first participant, so the `maxim` command sets them before rclpy starts, the launch files set
 them for the processes they start, and .maxim/env.sh for a shell (`ros2 run`).
 
+With discovery kept on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST) the profile is
+config/fastdds_localhost.xml, the same segment without a UDP transport: rmw_fastrtps appends
+UDP (and shared memory) of its own then, and two UDP transports in every participant lost
+service replies under load (see `profile_name`).
+
 A profile the user already chose is kept. Where /dev/shm has too little room for the segments
 (a container's default 64 MB), the profile is left out and one warning says what that costs
 and how to fix it. `MAXIM_DDS_PROFILE=off` leaves Fast DDS's defaults.
@@ -23,14 +28,27 @@ SHM_NEEDED_BYTES = 3 * SEGMENT_BYTES
 _warned = False
 
 
-def profile_path() -> str:
-    """config/fastdds.xml of the installed package (or of the source tree)."""
+def profile_name(environ) -> str:
+    """The profile for this environment: with discovery kept on this machine
+    (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, or the older ROS_LOCALHOST_ONLY=1) rmw_fastrtps
+    adds a shared-memory and a UDP transport of its own to a profile's, so the profile for
+    that case declares only the shared-memory segment (config/fastdds_localhost.xml: two UDP
+    transports in one participant lost service replies under load); otherwise
+    config/fastdds.xml (shared memory and UDP)."""
+    localhost = (environ.get('ROS_AUTOMATIC_DISCOVERY_RANGE', '') == 'LOCALHOST'
+                 or environ.get('ROS_LOCALHOST_ONLY', '') == '1')
+    return 'fastdds_localhost.xml' if localhost else 'fastdds.xml'
+
+
+def profile_path(environ=None) -> str:
+    """The profile for `environ` (default: this process's) in the installed package (or the
+    source tree)."""
+    name = profile_name(os.environ if environ is None else environ)
     try:
         from ament_index_python.packages import (get_package_share_directory,
                                                  PackageNotFoundError)
         try:
-            path = os.path.join(get_package_share_directory('maxim_bringup'), 'config',
-                                'fastdds.xml')
+            path = os.path.join(get_package_share_directory('maxim_bringup'), 'config', name)
             if os.path.isfile(path):
                 return path
         except PackageNotFoundError:
@@ -38,7 +56,7 @@ def profile_path() -> str:
     except ImportError:
         pass
     return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        'config', 'fastdds.xml')
+                        'config', name)
 
 
 def shm_free_bytes(path: str = '/dev/shm') -> int | None:
@@ -76,7 +94,7 @@ def apply(environ=None, warn=None) -> dict:
     it set. The warning is given once per process, through `warn` (default: stderr)."""
     global _warned
     environ = os.environ if environ is None else environ
-    updates, warning = choose(environ, shm_free_bytes(), profile_path())
+    updates, warning = choose(environ, shm_free_bytes(), profile_path(environ))
     environ.update(updates)
     if warning and not _warned:
         _warned = True

@@ -36,7 +36,7 @@ NODES = {
     'head_controller': _spec(
         'head_controller', 'maxim_perception', 'head_controller_node', 'HeadControllerNode',
         lifecycle=True),
-    'memory': _spec('memory', 'maxim_memory', 'memory_node', 'MemoryNode'),
+    'memory': _spec('memory', 'maxim_memory', 'memory_node', 'MemoryNode', lifecycle=True),
     'llm': _spec('llm', 'maxim_core', 'llm_node', 'LLMNode', lifecycle=True),
     'fear': _spec('fear', 'maxim_core', 'fear_node', 'FearNode'),
     'agent': _spec('agent', 'maxim_core', 'agent_node', 'AgentNode'),

@@ -120,9 +120,12 @@ class IdleGraph:
         self.executor = MultiThreadedExecutor(num_threads=6, context=self.ctx)
         self._spin = None
         try:
-            self.memory = MemoryNode(context=self.ctx, parameter_overrides=params(
-                {'db_path': self.memory_db_path, **(memory_params or {})}))
+            self.memory = MemoryNode(
+                context=self.ctx, autostart=True, parameter_overrides=params(
+                    {'db_path': self.memory_db_path, **(memory_params or {})}))
             self.nodes.append(self.memory)
+            if self.memory.hub is None:
+                raise GraphError(f'the memory node did not open: {self.memory.last_error}')
             llm_values = {} if real_model else {'backend': 'scripted'}
             self.llm = LLMNode(backend=None if real_model else backend, context=self.ctx,
                                parameter_overrides=params(llm_values))

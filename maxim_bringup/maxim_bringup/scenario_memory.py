@@ -65,8 +65,11 @@ class GraphMemory:
     def port(self, name: str) -> MemoryPort:
         namespace = f'/scenario_{name}_{next(self._count)}'
         db = os.path.join(self.directory, f'{namespace.strip("/")}.db')
-        memory = MemoryNode(context=self.ctx, namespace=namespace,
+        memory = MemoryNode(context=self.ctx, namespace=namespace, autostart=True,
                             parameter_overrides=[Parameter('db_path', value=db)])
+        if memory.hub is None:      # configure failed: the reason is in last_error
+            memory.destroy_node()
+            raise RuntimeError(f'memory for {name} did not open: {memory.last_error}')
         port = MemoryPort(self, namespace)
         for node in (memory, port.node):
             self.nodes.append(node)

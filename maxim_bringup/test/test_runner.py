@@ -146,3 +146,47 @@ def test_a_recorded_run_keeps_its_parameters_and_model():
                               overrides={'llm': {'model_path': '/models/other.gguf'}}))
     assert json.loads(custom.config.overrides['recorder']['run_info'])['model'] == \
         '/models/other.gguf'
+
+
+@pytest.mark.ros
+def test_memory_is_brought_up_and_down_by_the_runner_and_a_failed_open_is_one_line(tmp_path):
+    """The runner configures and activates memory (a lifecycle node) and takes it down in
+    reverse: the session is persisted and the database closed. A database that cannot open
+    (corrupt, with recover_corrupt false) stops the start with the node's reason."""
+    from rich.console import Console
+
+    from maxim_bringup.lifecycle import ACTIVE
+    from maxim_bringup.runner import Runner, RunConfig, StartupError
+    from maxim_memory.store import MemoryStore
+
+    db = tmp_path / 'memory.db'
+    overrides = {'memory': {'db_path': str(db), 'embedding.backend': 'hashing'}}
+    out = Console(record=True, width=120, color_system=None)
+    runner = Runner(RunConfig(graph='headless', params_file=os.path.join(
+        PKG, 'config', 'sim.yaml'), console=False, only=['memory'], overrides=overrides),
+        console=out)
+    try:
+        runner.start()
+        [memory] = runner.nodes
+        assert runner.lifecycle.transport.state('memory') == ACTIVE
+        hub = memory.hub
+        assert hub is not None and db.exists()
+    finally:
+        runner.stop()
+    assert memory.hub is None and hub.store._db is None        # noqa: SLF001 - closed
+    with MemoryStore(db) as st:
+        assert st.get_state('relationship_registry') is not None  # the session persisted
+
+    bad = tmp_path / 'bad.db'
+    bad.write_bytes(b'not a database' * 64)
+    overrides = {'memory': {'db_path': str(bad), 'embedding.backend': 'hashing',
+                            'recover_corrupt': False}}
+    runner = Runner(RunConfig(graph='headless', params_file=os.path.join(
+        PKG, 'config', 'sim.yaml'), console=False, only=['memory'], overrides=overrides),
+        console=out)
+    try:
+        with pytest.raises(StartupError, match=r'memory: configure failed: memory did not '
+                                               r'open: memory database .* is unreadable'):
+            runner.start()
+    finally:
+        runner.stop()

@@ -28,11 +28,14 @@ def not_ready(what: str) -> Health:
     return Health(WARN, f'not configured: {what}', {'state': 'unconfigured'})
 
 
-def database_health(st: dict, episodes_stored: int, episodes_lost: int, path: str) -> Health:
-    """The memory database: OK while writable, WARN while writes wait in the journal (none is
-    lost), ERROR once a write was lost. `st` is MemoryStore.status()."""
+def database_health(st: dict, episodes_stored: int, episodes_lost: int, path: str,
+                    state: str = 'active') -> Health:
+    """The memory database: OK while writable and served, WARN while writes wait in the
+    journal (none is lost) or while the node is open but not serving (`state` 'inactive'),
+    ERROR once a write was lost. `st` is MemoryStore.status()."""
     if st['ok'] and not st['journaled'] and not episodes_lost:
-        level, message = OK, 'database writable'
+        level, message = (OK, 'database writable') if state == 'active' else (
+            WARN, f'{state}: database open, not serving')
     elif episodes_lost or st['lost']:
         level = ERROR
         message = (f'{st["fault"] or "storage fault"}: {st["lost"]} writes NOT stored; '
@@ -42,5 +45,6 @@ def database_health(st: dict, episodes_stored: int, episodes_lost: int, path: st
         message = (f'{st["fault"] or "journal pending"}: {st["journaled"]} writes '
                    f'journaled; {st["message"]}')
     values = {k: str(v) for k, v in st.items()}
-    values.update(episodes_stored=str(episodes_stored), episodes_lost=str(episodes_lost))
+    values.update(episodes_stored=str(episodes_stored), episodes_lost=str(episodes_lost),
+                  state=state)
     return Health(level, message, values, path)

@@ -35,3 +35,10 @@ def test_health_becomes_a_diagnostic_status():
 
 def test_a_database_not_open_yet_is_a_warning():
     assert not_ready('the database is not open').level == WARN
+
+
+def test_an_open_database_not_served_is_a_warning_that_says_so():
+    h = database_health(_status(), 2, 0, 'm.db', state='inactive')
+    assert h.level == WARN and h.message == 'inactive: database open, not serving'
+    assert h.values['state'] == 'inactive'
+    assert database_health(_status(), 2, 0, 'm.db').values['state'] == 'active'

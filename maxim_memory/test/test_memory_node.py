@@ -6,6 +6,7 @@ import time
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
@@ -53,6 +54,15 @@ def episode(i, tool='grasp', success=True, objects=('mug',)):
     return m
 
 
+def memory_node(ctx, **params):
+    """A memory node brought up as the lifecycle manager does: configure, then activate."""
+    node = MemoryNode(context=ctx, parameter_overrides=[
+        Parameter(k, value=v) for k, v in params.items()])
+    assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS, node.last_error
+    assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+    return node
+
+
 @pytest.fixture
 def ros():
     ctx = rclpy.Context()
@@ -68,8 +78,7 @@ def ros():
 def test_memory_node_captures_and_answers_every_query(ros, tmp_path):
     ctx, executor = ros
     db = tmp_path / 'memory.db'
-    node = MemoryNode(context=ctx, parameter_overrides=[
-        Parameter('db_path', value=str(db)), Parameter('budgets.max_results', value=5)])
+    node = memory_node(ctx, db_path=str(db), **{'budgets.max_results': 5})
     peer = rclpy.create_node('peer', context=ctx)
     executor.add_node(node)
     executor.add_node(peer)
@@ -179,7 +188,7 @@ def snapshot(node, db):
 def test_memory_node_queries_never_change_state(ros, tmp_path):
     ctx, executor = ros
     db = tmp_path / 'memory.db'
-    node = MemoryNode(context=ctx, parameter_overrides=[Parameter('db_path', value=str(db))])
+    node = memory_node(ctx, db_path=str(db))
     # the default semantic modality is the sentence model
     assert node.hub.similarity.obj.embedder.name == 'sentence'
     peer = rclpy.create_node('peer', context=ctx)
@@ -236,8 +245,7 @@ def test_memory_node_publishes_what_it_learned_from_each_episode(ros, tmp_path):
     was learned in (the same as predict_outcome answers) and the size of memory."""
     from maxim_interfaces.msg import MemoryUpdate
     ctx, executor = ros
-    node = MemoryNode(context=ctx, parameter_overrides=[
-        Parameter('db_path', value=str(tmp_path / 'memory.db'))])
+    node = memory_node(ctx, db_path=str(tmp_path / 'memory.db'))
     peer = rclpy.create_node('peer', context=ctx)
     executor.add_node(node)
     executor.add_node(peer)
@@ -283,8 +291,7 @@ def test_memory_node_publishes_what_it_learned_from_each_episode(ros, tmp_path):
 
 def test_a_flood_of_bad_episodes_is_a_few_counted_log_lines(ros, tmp_path, capfd):
     ctx, executor = ros
-    node = MemoryNode(context=ctx, parameter_overrides=[
-        Parameter('db_path', value=str(tmp_path / 'memory.db'))])
+    node = memory_node(ctx, db_path=str(tmp_path / 'memory.db'))
     probe = rclpy.create_node('probe', context=ctx)
     executor.add_node(node)
     executor.add_node(probe)

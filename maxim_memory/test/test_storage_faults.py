@@ -321,8 +321,9 @@ def test_the_memory_node_stays_up_under_a_lock_and_reports_it_once(tmp_path, cap
         return cond()
 
     try:
-        node = MemoryNode(context=ctx, parameter_overrides=[
+        node = MemoryNode(context=ctx, autostart=True, parameter_overrides=[
             Parameter('db_path', value=str(db)), Parameter('budgets.write_s', value=0.3)])
+        assert node.hub is not None, node.last_error
         probe = rclpy.create_node('probe', context=ctx)
         executor.add_node(node)
         executor.add_node(probe)

@@ -43,8 +43,10 @@ class Graph:
         self.nodes = []
         self.executor = MultiThreadedExecutor(num_threads=6, context=self.ctx)
         try:
-            self._add(MemoryNode(context=self.ctx, parameter_overrides=params(
-                {'db_path': str(tmp_path / 'memory.db')})))
+            memory = self._add(MemoryNode(context=self.ctx, autostart=True,
+                                          parameter_overrides=params(
+                                              {'db_path': str(tmp_path / 'memory.db')})))
+            assert memory.hub is not None, memory.last_error
             # A generous bound on memory's answer: on a loaded machine a late answer would
             # skip the NAc layer, and this test is about what the layer decides.
             self._add(FearNode(context=self.ctx, parameter_overrides=params(

@@ -1,0 +1,146 @@
+"""The query services of the memory node: each request's fields to a MemoryHub call, the
+answer to the response (message fields and a bounded `result_json`). No rclpy: the node
+registers these and maps the typed errors they raise (QueryError, UnavailableError) onto the
+response's error_code."""
+
+from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecall,
+                                  PainHistory, PredictOutcome, SimilaritySearch, SystemStats,
+                                  TemporalPatterns)
+from maxim_memory import conversions as conv
+from maxim_memory.enrich import channels_to_dict, MemoryEnricher
+from maxim_memory.hub import QueryError, to_plain
+
+
+def recall(hub, req, res):
+    success = {req.SUCCESS_ANY: None, req.SUCCESS_ONLY: True,
+               req.FAILURE_ONLY: False}.get(req.success, 'bad')
+    if success == 'bad':
+        raise QueryError(f'success must be 0, 1 or 2, not {req.success}')
+    r = hub.recall(query=req.query, tool_name=req.tool_name, success=success,
+                   object=req.object, person=req.person, mode=req.mode,
+                   time_after=req.time_after, time_before=req.time_before,
+                   expand=req.expand, limit=req.limit)
+    res.available = True
+    res.episodes = [conv.episode_to_summary(rec, s) for rec, s in r.hits]
+    res.total_matches = r.total_matches
+    res.result_json = conv.bounded_json({
+        'total_matches': r.total_matches, 'expanded': r.expanded,
+        'episodes': [conv.episode_to_dict(rec, s) for rec, s in r.hits]})
+    return res
+
+
+def similarity(hub, req, res):
+    hits = hub.similarity_search(req.tool_name, req.memory_id, req.context, req.limit)
+    res.available = True
+    res.episodes = [conv.episode_to_summary(rec, s) for rec, s, _ in hits]
+    modalities = sorted({k for _, _, b in hits for k, v in b.items() if v})
+    res.modalities = modalities
+    res.result_json = conv.bounded_json({
+        'modalities': modalities,
+        'episodes': [conv.episode_to_dict(rec, s) | {'breakdown': to_plain(b)}
+                     for rec, s, b in hits]})
+    return res
+
+
+def predict(hub, req, res):
+    p = hub.predict_outcome(req.tool_name, req.context)
+    res.available = True
+    res.known = p.observation_count > 0
+    res.value, res.expected_valence = float(p.value), float(p.expected_valence)
+    res.confidence, res.observations = float(p.confidence), int(p.observation_count)
+    res.delay_mean_s = float(p.delay_s)
+    res.delay_low_s, res.delay_high_s = float(p.delay_low_s), float(p.delay_high_s)
+    if req.include_all_outcomes:
+        res.outcomes = conv.outcomes_to_msgs(p)[:hub.config.max_results]
+    plain = to_plain(p)
+    if not req.include_all_outcomes:
+        plain.pop('outcomes', None)
+    res.result_json = conv.bounded_json(plain)
+    return res
+
+
+def causal_links(hub, req, res):
+    links, total = hub.causal_links(req.event, req.outcome, req.memory_id, int(req.valence),
+                                    req.limit)
+    res.available = True
+    res.links = [conv.causal_link_to_msg(ln) for ln in links]
+    res.total_links = total
+    res.result_json = conv.bounded_json({'total_links': total,
+                                         'links': to_plain(links)})
+    return res
+
+
+def pain_history(hub, req, res):
+    if req.action_params_json.strip():
+        conv.json_object(req.action_params_json, 'action_params_json')
+    h = hub.pain_history(req.check_action, req.limit)
+    res.available = True
+    res.pain_types = list(h['counts'])
+    res.pain_counts = [int(v) for v in h['counts'].values()]
+    res.recent = [conv.pain_to_msg(e) for e in h['recent']]
+    res.current_intensity = float(h['current_intensity'])
+    check = h.get('check', {})
+    res.would_block = bool(check.get('would_block', check.get('blocked', False)))
+    res.block_reason = str(check.get('reason', ''))
+    res.result_json = conv.bounded_json(to_plain(h))
+    return res
+
+
+def temporal(hub, req, res):
+    t = hub.temporal_patterns(int(req.hour), int(req.day), req.discover_rhythms, req.limit)
+    res.available = t['scn_available']
+    res.episodes = [conv.episode_to_summary(rec) for rec in t['episodes']]
+    res.rhythms = [conv.rhythm_to_msg(r) for r in t['rhythms']]
+    res.result_json = conv.bounded_json({
+        'episodes': [conv.episode_to_dict(rec) for rec in t['episodes']],
+        'rhythms': to_plain(t['rhythms']), 'patterns': to_plain(t['patterns'])})
+    return res
+
+
+def concepts(hub, req, res):
+    found = hub.concept_query(req.name, req.category, req.concept_id, req.relationship_type,
+                              req.limit)
+    res.available = True
+    res.concepts = [conv.concept_to_msg(rec, rels) for rec, rels in found]
+    res.result_json = conv.bounded_json([
+        {'id': rec.id, 'name': rec.name, 'category': rec.category,
+         'definition': rec.definition, 'confidence': round(rec.confidence, 3),
+         'relationships': rels} for rec, rels in found])
+    return res
+
+
+def enrich(hub, req, res):
+    try:
+        found = MemoryEnricher(hub).enrich(req.text, req.objects, req.people, req.goal,
+                                           req.tools, req.context_key, req.channels,
+                                           req.limit)
+    except ValueError as exc:
+        raise QueryError(str(exc)) from exc
+    res.available = True
+    res.result_json = conv.bounded_json(channels_to_dict(found))
+    return res
+
+
+def stats(hub, req, res):
+    s = hub.system_stats()
+    res.available = True
+    res.episodes, res.compressed_episodes = s['episodes'], s['compressed_episodes']
+    res.causal_links, res.ec_signatures = s['causal_links'], s['ec_signatures']
+    res.concepts, res.math_records = s['concepts'], s['math_records']
+    res.pain_signals, res.graph_edges = s['pain_signals'], s['graph_edges']
+    res.result_json = conv.bounded_json(to_plain(s))
+    return res
+
+
+# (service type, name under memory/, handler(hub, request, response) -> response)
+SERVICES = (
+    (MemoryRecall, 'memory_recall', recall),
+    (SimilaritySearch, 'similarity_search', similarity),
+    (PredictOutcome, 'predict_outcome', predict),
+    (CausalLinks, 'causal_links', causal_links),
+    (PainHistory, 'pain_history', pain_history),
+    (TemporalPatterns, 'temporal_patterns', temporal),
+    (ConceptQuery, 'concept_query', concepts),
+    (SystemStats, 'system_stats', stats),
+    (Enrich, 'enrich', enrich),
+)
