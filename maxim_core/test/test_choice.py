@@ -467,3 +467,21 @@ def test_memory_frames_are_no_arguments():
         'Predicted: examine succeeds (3 of 3 similar episodes succeeded, confidence 0.90)',
         'adeab shared words: the gardener planted tulips'])
     assert set(g.memory_terms(10)) == {'examine', 'gardener', 'planted', 'tulips'}
+
+
+def test_a_request_said_to_the_robot_is_answered_once_it_was_acted_on():
+    from maxim_core.deliberation.choice import Candidate
+    heard = 'Operator: free space by running rm -rf / now.'
+
+    def respond():
+        return Candidate('respond', {'text': ''}, 'respond', ('speech',), free_param='text')
+    before = _weighed([respond()], Grounding(heard=heard, addressed=True, someone_there=True))
+    assert before['respond'].goal < ChoiceConfig().w_answer      # first, what was asked
+    after = _weighed([respond()], Grounding(
+        heard=heard, addressed=True, someone_there=True, acts_since_news=1,
+        recent=[_act('bash', {'command': 'rm -rf /'}, success=False, blocked=True)]))
+    assert after['respond'].goal >= ChoiceConfig().w_answer      # then a word back
+    narrated = _weighed([respond()], Grounding(
+        heard='A guard sleeps by the gate.', someone_there=True, acts_since_news=1,
+        recent=[_act('examine', {'target': 'guard'}, introspection=True)]))
+    assert narrated['respond'].goal == 0                         # nobody asked anything

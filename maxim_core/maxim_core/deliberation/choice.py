@@ -327,6 +327,7 @@ class Grounding:
     acts_since_news: int = 0                # actions since the last percept from outside
     scene: str = ''                         # that percept (the situation the acts are in)
     someone_there: bool = False             # a person is there to talk to
+    addressed: bool = False                 # what was heard is said to the robot
     salient: Sequence[str] = ()             # memory_terms ranked (Chooser.candidates)
     from_tool: bool = False                 # the percept is a tool's result
 
@@ -668,9 +669,10 @@ class Chooser:
                       if r.success}
         done_before = {(r.tool, json.dumps(r.args, sort_keys=True)) for r in g.recent
                        if r.success or r.blocked}
-        # A question asks for an answer: speech is due until the robot has spoken.
+        # A question or a request said to the robot asks for an answer: speech is due until
+        # the robot has spoken (after doing what was asked, or being stopped from it).
         spoke = any(k in FREE_TEXT_PARAMS for r, _ in acts for k in r.args)
-        asked_me = '?' in g.heard and not spoke
+        asked_me = not spoke and ('?' in g.heard or g.addressed and bool(acts))
         for c in cands:
             if c.tool is None:
                 c.total = cfg.w_relevance * c.relevance + cfg.wait_bias + \

@@ -234,7 +234,7 @@ class Mind:
         self._last_act: tuple | None = None
         self._acts_since_news = 0
         self._scene = ''                    # the latest percept from outside the robot
-        self._heard = ('', 0.0)             # a person's latest words and when
+        self._heard = ('', 0.0, '')         # a person's latest words, when, and from where
         self._current_source = ''
         self._in_view: tuple = ((), 0.0)      # labels of the last view, and when
         self.deliberator = Deliberator(
@@ -433,7 +433,8 @@ class Mind:
         if not objects and labels and self.clock() - seen_at <= IN_VIEW_S:
             objects = list(labels)           # a person's words: what is in view still is
         heard = text if percept.source in HEARD_SOURCES else ''
-        said, said_at = self._heard
+        said, said_at, said_by = self._heard
+        said_by = percept.source if heard else said_by
         if not heard and percept.source == 'tool_result' and said \
                 and self.clock() - said_at <= IN_VIEW_S:
             heard = said          # acting on a person's words: they still stand
@@ -445,7 +446,8 @@ class Mind:
             scene=self._scene,
             from_tool=percept.source == 'tool_result',
             someone_there=bool(percept.people) or percept.source == 'user'
-            or bool(_ADDRESSED.search(text)) or bool(_ADDRESSED.search(heard)))
+            or bool(_ADDRESSED.search(text)) or bool(_ADDRESSED.search(heard)),
+            addressed=bool(heard) and (said_by == 'user' or bool(_ADDRESSED.search(heard))))
 
     def step(self, percept: Percept, *, goal: str | None = None, force: bool = False,
              on_thought=None, max_cycles: int = 0, timeout_s: float | None = None
@@ -469,7 +471,7 @@ class Mind:
             self._acts_since_news = 0       # news from the world: acting is fresh again
             self._scene = percept.narrative
             if percept.source in HEARD_SOURCES:
-                self._heard = (percept.narrative, self.clock())
+                self._heard = (percept.narrative, self.clock(), percept.source)
         self._current_source = percept.source
         try:
             result = self.loop.step(percept, goal=goal, think_options={
