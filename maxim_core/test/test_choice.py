@@ -485,3 +485,19 @@ def test_a_request_said_to_the_robot_is_answered_once_it_was_acted_on():
         heard='A guard sleeps by the gate.', someone_there=True, acts_since_news=1,
         recent=[_act('examine', {'target': 'guard'}, introspection=True)]))
     assert narrated['respond'].goal == 0                         # nobody asked anything
+
+
+def test_the_diary_keeps_within_its_budget_and_keeps_the_moment():
+    d = Diary(percept='A red ball rolls by.', goal='Watch the table.', heard='Look!',
+              remembered=[f'{i} min ago: a long remembered line about the table ' * 3
+                          for i in range(6)],
+              learned=['track_target works here (value 0.8)'] * 3,
+              history=[DiaryEntry('I look at it ' * 10, 'track target red ball',
+                                  'tracking the red ball ' * 8) for _ in range(4)])
+    full = d._head(dict(d.limits))
+    assert len(full) > d.max_chars
+    head = d.head()
+    assert len(head) <= d.max_chars
+    for kept in ('A red ball rolls by.', 'Watch the table.', 'Look!', 'I remember:',
+                 'I did: track target red ball.'):
+        assert kept in head

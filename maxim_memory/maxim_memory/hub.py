@@ -629,6 +629,11 @@ class MemoryHub:
         with self._lock:
             return self.completer.complete(objects, people, goal)
 
+    def now(self) -> float:
+        """The hub's time (the node's clock: sim time on the simulated head), the time its
+        records are stamped in."""
+        return self._clock()
+
     def system_stats(self) -> dict[str, Any]:
         with self._lock:
             h = self.hippocampus.stats()

@@ -88,3 +88,24 @@ def test_an_object_label_that_names_nothing_makes_no_concept(tmp_path):
         assert [c.name for c in hub.atl if c.name in ('', 'ball')] == ['ball']
     finally:
         hub.close(end_session=False)
+
+
+def test_the_node_tells_how_long_ago_in_the_hubs_own_time(tmp_path):
+    """On the simulated head the hub's clock is sim time: "how long ago" must be measured
+    on it, not on the wall clock (which made every episode "20781 days ago")."""
+    from types import SimpleNamespace
+    from maxim_memory.nodes.queries import enrich
+    sim_now = [400.0]
+    hub = MemoryHub(HubConfig(db_path=str(tmp_path / 'm.db')), clock=lambda: sim_now[0])
+    try:
+        ep = ball_episode(0, ok=True)
+        ep.created_at = 280.0                       # two minutes of sim time before now
+        hub.capture_episode(ep)
+        req = SimpleNamespace(text='A red ball rolls across the table', objects=['ball'],
+                              people=[], goal='', tools=[], context_key='',
+                              channels=['episodes'], limit=3)
+        res = enrich(hub, req, SimpleNamespace(available=False, result_json=''))
+        assert res.available
+        assert '2 min ago' in res.result_json and 'days ago' not in res.result_json
+    finally:
+        hub.close(end_session=False)

@@ -74,19 +74,35 @@ class Diary:
     thoughts: Sequence[str] = ()            # this deliberation's earlier thoughts
     limits: dict = field(default_factory=lambda: {
         'remembered': 6, 'learned': 3, 'history': 4})
+    # ~500 tokens: on two cores a prompt's prefill costs ~3 ms a token, and every cycle
+    # reads the diary at least once (a 1,300-token diary made a 9 s cycle in the sim).
+    max_chars: int = 2000
 
     def head(self) -> str:
-        """Everything before the open thought line."""
+        """Everything before the open thought line, within `max_chars`: what is dropped
+        first is the least relevant memory line, then the oldest step, then what was
+        learned; the percept, the goal, what was heard and this deliberation's thoughts
+        stay."""
+        limits = dict(self.limits)
+        text = self._head(limits)
+        for key, floor in (('remembered', 1), ('history', 1), ('learned', 0),
+                           ('remembered', 0), ('history', 0)):
+            while len(text) > self.max_chars and limits[key] > floor:
+                limits[key] -= 1
+                text = self._head(limits)
+        return text
+
+    def _head(self, limits: dict) -> str:
         lines = [LABELS['title'].format(name=self.name), '']
         seen = set()
-        for text in list(self.remembered)[:self.limits['remembered']]:
+        for text in list(self.remembered)[:limits['remembered']]:
             text = one_line(strip_reason(text), 240)
             if text and text.lower() not in seen:
                 seen.add(text.lower())
                 lines.append(f'{LABELS["remembered"]} {text}')
-        for text in list(self.learned)[:self.limits['learned']]:
+        for text in list(self.learned)[:limits['learned']]:
             lines.append(f'{LABELS["learned"]} {one_line(strip_reason(text), 160)}')
-        for entry in list(self.history)[-self.limits['history']:]:
+        for entry in list(self.history)[-limits['history']:] if limits['history'] else []:
             if entry.thought:
                 lines.append(f'{LABELS["earlier"]} {one_line(entry.thought, 200)}')
             if entry.action:

@@ -111,9 +111,10 @@ def concepts(hub, req, res):
 
 def enrich(hub, req, res):
     try:
-        found = MemoryEnricher(hub).enrich(req.text, req.objects, req.people, req.goal,
-                                           req.tools, req.context_key, req.channels,
-                                           req.limit)
+        # "how long ago" in the hub's own time (sim time on the simulated head)
+        enricher = MemoryEnricher(hub, clock=hub.now)
+        found = enricher.enrich(req.text, req.objects, req.people, req.goal, req.tools,
+                                req.context_key, req.channels, req.limit)
     except ValueError as exc:
         raise QueryError(str(exc)) from exc
     res.available = True
