@@ -85,12 +85,12 @@ def ask_while_running(environ: dict, proc, seconds: float) -> list[float]:
     return out
 
 
-def run_sim(seconds: float, folder: str) -> tuple[str, list[float]]:
+def run_sim(seconds: float, folder: str, sets=()) -> tuple[str, list[float]]:
     path = os.path.join(folder, 'sim.mcap')
     home = os.path.join(folder, 'home')          # a fresh memory: the run starts from nothing
     os.makedirs(home, exist_ok=True)
     cmd = [sys.executable, '-P', '-m', 'maxim_bringup.cli', 'sim', '--duration', str(seconds),
-           '--record', path, '--no-console']
+           '--record', path, '--no-console'] + [a for kv in sets for a in ('--set', kv)]
     print(f'running: {" ".join(cmd[3:])}', flush=True)
     environ = dict(env(), HOME=home)
     proc = subprocess.Popen(cmd, env=environ, stdout=subprocess.DEVNULL)
@@ -146,10 +146,10 @@ def alone(percepts: list[dict], limit: int = 8) -> list[float]:
     return [float(t.cycle_s) for t in events.seen if t.status == 0 and t.cycle_s > 0]
 
 
-def sim_part(seconds: float) -> dict:
+def sim_part(seconds: float, sets=()) -> dict:
     folder = tempfile.mkdtemp(prefix='maxim-bench-live-')
     t0 = time.monotonic()
-    path, answers = run_sim(seconds, folder)
+    path, answers = run_sim(seconds, folder, sets)
     session = load(path)
     fig = analyse(session.thoughts, session.percepts, session.duration_s or seconds)
     print(f'sim: {session.duration_s:.0f} s recorded in {time.monotonic() - t0:.0f} s, '
@@ -204,12 +204,14 @@ def main() -> int:
     ap.add_argument('--seeds', type=int, nargs='+', default=[1, 2])
     ap.add_argument('--scenarios', nargs='*', default=[], help='names (default: all shipped)')
     ap.add_argument('--no-sim', action='store_true')
+    ap.add_argument('--set', action='append', default=[], metavar='NODE.PARAM=VALUE',
+                    help='a parameter of the sim run (as `maxim sim --set`)')
     ap.add_argument('--no-scenarios', action='store_true')
     ap.add_argument('--json', default='', help='write the figures here')
     args = ap.parse_args()
     out = {}
     if not args.no_sim:
-        fig = out['sim'] = sim_part(args.sim_seconds)
+        fig = out['sim'] = sim_part(args.sim_seconds, args.set)
         print('\n| figure | value |\n|---|---|')
         for key in ('thoughts', 'copy_rate', 'named_rate', 'actions', 'actions_per_min',
                     'args', 'grounded_arg_rate', 'cycle_p50_s', 'cycle_p90_s',
