@@ -501,3 +501,15 @@ def test_the_diary_keeps_within_its_budget_and_keeps_the_moment():
     for kept in ('A red ball rolls by.', 'Watch the table.', 'Look!', 'I remember:',
                  'I did: track target red ball.'):
         assert kept in head
+
+
+def test_a_look_at_what_the_moment_just_described_expects_little():
+    from maxim_core.deliberation.choice import Candidate
+    g = Grounding(percept='A guard sleeps beside the gate.', entities=['guard', 'gate'])
+    t = _weighed([Candidate('examine', {'target': 'guard'}, 'examine guard',
+                            introspective=True),
+                  Candidate('sense_entity', {'entity': 'lantern'}, 'sense entity lantern',
+                            introspective=True),
+                  Candidate('sneak_past_guard', {}, 'sneak past guard')], g)
+    assert t['examine guard'].habit == ChoiceConfig().habit_dull / 2
+    assert t['sense entity lantern'].habit == 0 and t['sneak past guard'].habit == 0

@@ -655,6 +655,15 @@ class Chooser:
         stale = sum(1 for _, news in acts if not news) + \
             max(0, g.acts_since_news - len(g.recent))
         dull = {r.tool for r, news in acts if r.introspection and not news}
+        # A look or a recall about what the percept in hand just described expects little
+        # news (looking at what was seen a moment ago).
+        fresh = {_stem(w) for w in content_words('' if g.from_tool else g.percept)}
+
+        def looked_at(c: Candidate) -> bool:
+            values = _string_values(c.args)
+            return bool(values) and all(
+                {_stem(w) for w in content_words(v)} <= fresh and content_words(v)
+                for v in values)
         # What just became possible: the last act that changed something named a thing;
         # the acts on that thing not done since are the frontier (the chest is unlocked:
         # open it).
@@ -718,6 +727,8 @@ class Chooser:
                     habit += cfg.habit_tool
             if c.tool in dull:
                 habit += cfg.habit_dull
+            elif c.introspective and looked_at(c):
+                habit += cfg.habit_dull / 2     # the moment just told about it
             if c.key in resume:      # what was in its way is dealt with: take it up again
                 habit, c.need = 0.0, c.need + cfg.w_need
             c.habit = habit
