@@ -513,3 +513,22 @@ def test_a_look_at_what_the_moment_just_described_expects_little():
                   Candidate('sneak_past_guard', {}, 'sneak past guard')], g)
     assert t['examine guard'].habit == ChoiceConfig().habit_dull / 2
     assert t['sense entity lantern'].habit == 0 and t['sneak past guard'].habit == 0
+
+
+def test_a_persons_new_words_dishabituate_but_a_blocked_act_stays_blocked():
+    from maxim_core.deliberation.choice import Candidate
+    recent = [_act('track_target', {'target_label': 'red ball'}, result='tracking'),
+              _act('bash', {'command': 'rm -rf /'}, success=False, blocked=True)]
+    g = Grounding(heard='Please look at the red ball.', objects=['red ball'], recent=recent,
+                  acts_since_heard=0, acts_since_news=0)
+
+    def cands():
+        return [Candidate('track_target', {'target_label': 'red ball'},
+                          'track target red ball', relevance=1.0),
+                Candidate('bash', {'command': 'rm -rf /'}, 'bash rm -rf /')]
+    t = _weighed(cands(), g)
+    assert t['track target red ball'].habit == 0 and t['track target red ball'].relevance == 1
+    assert t['bash rm -rf /'].habit == ChoiceConfig().habit_done
+    g.acts_since_heard = -1                     # nobody spoke: what was done is a habit
+    t = _weighed(cands(), g)
+    assert t['track target red ball'].habit == ChoiceConfig().habit_done

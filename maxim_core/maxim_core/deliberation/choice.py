@@ -326,6 +326,7 @@ class Grounding:
     pains: Sequence[tuple] = ()             # (tool, args, intensity)
     acts_since_news: int = 0                # actions since the last percept from outside
     scene: str = ''                         # that percept (the situation the acts are in)
+    acts_since_heard: int = -1              # actions since a person spoke (-1: not known)
     someone_there: bool = False             # a person is there to talk to
     addressed: bool = False                 # what was heard is said to the robot
     salient: Sequence[str] = ()             # memory_terms ranked (Chooser.candidates)
@@ -676,8 +677,14 @@ class Chooser:
                 break
         done_since = {(r.tool, json.dumps(r.args, sort_keys=True)) for r, _ in acts
                       if r.success}
-        done_before = {(r.tool, json.dumps(r.args, sort_keys=True)) for r in g.recent
-                       if r.success or r.blocked}
+        # Habit is to what the robot did since a person last spoke to it: new words
+        # dishabituate (asked again, it looks again). A blocked act stays a habit whatever
+        # came since.
+        since = 0 if g.acts_since_heard < 0 else \
+            len(g.recent) - min(g.acts_since_heard, len(g.recent))
+        done_before = {(r.tool, json.dumps(r.args, sort_keys=True))
+                       for i, r in enumerate(g.recent)
+                       if r.blocked or r.success and i >= since}
         # A question or a request said to the robot asks for an answer: speech is due until
         # the robot has spoken (after doing what was asked, or being stopped from it).
         spoke = any(k in FREE_TEXT_PARAMS for r, _ in acts for k in r.args)
@@ -711,7 +718,7 @@ class Chooser:
                 c.relevance = min(c.relevance, 0.0)
             habit = 0.0        # each repeat adds: done again, failed again, the same tool
             for i, r in enumerate(g.recent):
-                if r.tool != c.tool:
+                if r.tool != c.tool or (i < since and not r.blocked):
                     continue
                 same = json.dumps(r.args, sort_keys=True) == json.dumps(c.args, sort_keys=True)
                 if same and (r.blocked or r.success):

@@ -235,6 +235,7 @@ class Mind:
         self._acts_since_news = 0
         self._scene = ''                    # the latest percept from outside the robot
         self._heard = ('', 0.0, '')         # a person's latest words, when, and from where
+        self._acts_since_heard = -1         # -1: nobody spoke yet (every act counts)
         self._current_source = ''
         self._in_view: tuple = ((), 0.0)      # labels of the last view, and when
         self.deliberator = Deliberator(
@@ -443,7 +444,7 @@ class Mind:
             objects=objects, people=list(percept.people), entities=entities,
             values=dict(self._values) if self.config.on('nac') else {}, recent=recent,
             pains=list(self._pains), acts_since_news=self._acts_since_news,
-            scene=self._scene,
+            scene=self._scene, acts_since_heard=self._acts_since_heard,
             from_tool=percept.source == 'tool_result',
             someone_there=bool(percept.people) or percept.source == 'user'
             or bool(_ADDRESSED.search(text)) or bool(_ADDRESSED.search(heard)),
@@ -472,6 +473,7 @@ class Mind:
             self._scene = percept.narrative
             if percept.source in HEARD_SOURCES:
                 self._heard = (percept.narrative, self.clock(), percept.source)
+                self._acts_since_heard = 0
         self._current_source = percept.source
         try:
             result = self.loop.step(percept, goal=goal, think_options={
@@ -490,6 +492,8 @@ class Mind:
         run = result.run
         if run is not None:
             self._acts_since_news += 1
+            if self._acts_since_heard >= 0:
+                self._acts_since_heard += 1
             self._last_act = (run.tool, dict(run.args), self.robot_clock())
         thought = delib.reasoning if delib is not None and not delib.failed else ''
         if not thought and run is None:
