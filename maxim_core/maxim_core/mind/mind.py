@@ -235,7 +235,7 @@ class Mind:
         self._acts_since_news = 0
         self._scene = ''                    # the latest percept from outside the robot
         self._heard = ('', 0.0, '')         # a person's latest words, when, and from where
-        self._acts_since_heard = -1         # -1: nobody spoke yet (every act counts)
+        self._acts_since_heard = -1         # since words said to the robot (-1: none yet)
         self._current_source = ''
         self._in_view: tuple = ((), 0.0)      # labels of the last view, and when
         self.deliberator = Deliberator(
@@ -473,7 +473,8 @@ class Mind:
             self._scene = percept.narrative
             if percept.source in HEARD_SOURCES:
                 self._heard = (percept.narrative, self.clock(), percept.source)
-                self._acts_since_heard = 0
+                if percept.source == 'user' or _ADDRESSED.search(percept.narrative):
+                    self._acts_since_heard = 0      # words said to the robot
         self._current_source = percept.source
         try:
             result = self.loop.step(percept, goal=goal, think_options={
