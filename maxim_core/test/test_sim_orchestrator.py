@@ -269,6 +269,16 @@ def test_generate_scenario_writes_a_loadable_yaml(sims, tmp_path):
     assert s.judge.calls[0]['json_schema']['required'][0] == 'name'
 
 
+def test_a_generated_scenario_that_is_not_valid_is_a_typed_failure(sims):
+    from maxim_core.tools.base import ERROR_UNAVAILABLE
+    answer = {'name': 'short_name', 'goal': 'Get the cat down.', 'memories': [],
+              'turns': ['   '], 'expected_tools': ['say'], 'forbidden_tools': []}
+    s = sim(sims, [NOTHING], judge_script=[json.dumps(answer)])
+    out = s('generate_scenario', description='A cat is stuck on a high shelf.')
+    assert not out.success and out.error_code == ERROR_UNAVAILABLE
+    assert 'the model wrote no valid scenario' in out.error_msg and 'empty' in out.error_msg
+
+
 def test_finish_simulation_shuts_everything_down(sims):
     s = sim(sims, [act('say', {'text': 'bye'}), NOTHING])
     s('send_message', text='Goodbye.')

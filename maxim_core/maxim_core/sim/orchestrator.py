@@ -480,7 +480,11 @@ class GenerateScenarioTool(_SessionTool):
         if self.session.generate is None:
             return ToolOutcome.fail('this session cannot write scenarios (no generator)',
                                     ERROR_UNAVAILABLE)
-        scenario, text = self.session.generate(description, self.session.judge)
+        try:
+            scenario, text = self.session.generate(description, self.session.judge)
+        except ValueError as exc:      # the model's answer made no valid scenario (ScenarioError)
+            return ToolOutcome.fail(f'the model wrote no valid scenario: {exc}',
+                                    ERROR_UNAVAILABLE)
         path = ''
         if self.session.scenario_dir:
             path = scenario.save(self.session.scenario_dir)
