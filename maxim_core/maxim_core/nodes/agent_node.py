@@ -185,7 +185,9 @@ class AgentNode(Node):
         return response
 
     def quiesce(self) -> None:
-        """Before the executor stops (the in-process runner calls it): stop the threads."""
+        """Before the executor stops (the in-process runner calls it): stop the threads;
+        a model call in flight is abandoned (the llm node may be stopping too)."""
+        self.backend.abort()
         self.mind.stop()
 
     def destroy_node(self):

@@ -78,8 +78,15 @@ class GenerateBackend:
         self.n_ctx = 0
         self.model = ''
         self._count_cache: dict[str, int] = {}
+        self._closing = threading.Event()
+
+    def abort(self) -> None:
+        """Calls waiting now and later end at once (CANCELLED): the node is stopping, and
+        the llm node may already be gone, so no reply or cancellation would ever come."""
+        self._closing.set()
 
     def destroy(self) -> None:
+        self._closing.set()
         self._action.destroy()
         self.node.destroy_client(self._tokenize)
 
@@ -140,6 +147,8 @@ class GenerateBackend:
 
     def _call(self, goal, on_token) -> Completion:
         t0 = time.monotonic()
+        if self._closing.is_set():
+            raise LLMError(CANCELLED, 'stopping: no new calls')
         if not self._action.wait_for_server(timeout_sec=self.server_wait_s):
             raise LLMError(UNAVAILABLE, 'the llm/generate action server is not available')
         goal.request_id = f'{self.client_name}-{int(t0 * 1e6)}'
@@ -161,6 +170,9 @@ class GenerateBackend:
         result_future = handle.get_result_async()
         deadline = t0 + self.timeout_s + self.server_wait_s
         while not result_future.done():
+            if self._closing.is_set():
+                handle.cancel_goal_async()
+                raise LLMError(CANCELLED, 'stopping: the call was abandoned')
             if cancel.is_set():
                 handle.cancel_goal_async()
                 cancel.clear()

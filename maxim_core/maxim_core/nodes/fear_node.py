@@ -188,6 +188,12 @@ class FearNode(Node):
                                    f'{verdict.reason[:160]}')
         return verdict_to_response(verdict, response)
 
+    def quiesce(self) -> None:
+        """Before the executor stops: a review waiting on the model is abandoned (the llm
+        node may be stopping too; the review then fails closed)."""
+        if self._backend is not None:
+            self._backend.abort()
+
     def destroy_node(self):
         for agent in self._agents.values():
             agent.close()

@@ -1,0 +1,73 @@
+"""GenerateBackend (the agent's and the fear node's model client) when the llm node stops
+answering: a stopping node abandons the call at once instead of waiting out its timeout."""
+
+import threading
+import time
+
+import pytest
+
+pytestmark = pytest.mark.ros
+
+
+def test_abort_ends_a_call_the_server_never_answers():
+    import rclpy
+    from rclpy.action import ActionServer, CancelResponse
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+
+    from maxim_core.llm.backend import CANCELLED, LLMError
+    from maxim_core.nodes.clients import GenerateBackend
+    from maxim_interfaces.action import Generate
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    release = threading.Event()
+    executor = MultiThreadedExecutor(num_threads=4, context=ctx)
+    group = ReentrantCallbackGroup()
+
+    def execute(handle):            # a server that has stopped working: no answer comes
+        release.wait(30.0)
+        handle.abort()
+        return Generate.Result()
+
+    server_node = Node('silent_llm', context=ctx)
+    server = ActionServer(server_node, Generate, 'llm/generate', execute,
+                          cancel_callback=lambda _goal: CancelResponse.REJECT,
+                          callback_group=group)
+    client_node = Node('client', context=ctx)
+    backend = GenerateBackend(client_node, 'test', callback_group=group, timeout_s=60.0)
+    executor.add_node(server_node)
+    executor.add_node(client_node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    outcome = {}
+
+    def call():
+        t0 = time.monotonic()
+        try:
+            backend.complete('Hello', max_tokens=4)
+        except LLMError as exc:
+            outcome['code'] = exc.code
+        outcome['s'] = time.monotonic() - t0
+
+    caller = threading.Thread(target=call, daemon=True)
+    try:
+        caller.start()
+        time.sleep(1.0)                   # the goal is accepted and waiting
+        assert caller.is_alive()
+        backend.abort()
+        caller.join(timeout=10.0)
+        assert not caller.is_alive()
+        assert outcome['code'] == CANCELLED
+        with pytest.raises(LLMError) as later:
+            backend.complete('Again', max_tokens=4)       # and no new call starts
+        assert later.value.code == CANCELLED
+    finally:
+        release.set()
+        executor.shutdown(timeout_sec=5.0)
+        server.destroy()
+        backend.destroy()
+        client_node.destroy_node()
+        server_node.destroy_node()
+        rclpy.try_shutdown(context=ctx)
