@@ -15,12 +15,14 @@ holds a copy of this file; test/test_structure.py checks the copies are the same
 import ctypes
 import os
 import signal
+import sys
 import threading
 import time
 
 _PR_SET_PDEATHSIG = 1
 STOP_TIMEOUT_S = 2.0        # the executor's own shutdown; the whole stop stays under 3 s
 QUIESCE_S = 0.2             # after quiesce(): the last results and replies go out
+ORPHAN_STOP_S = 10.0        # with the parent gone, a stop that takes longer ends the process
 
 
 LAUNCH_PID = 'MAXIM_LAUNCH_PID'   # set by the launch files: the process that started us
@@ -105,9 +107,22 @@ def run(make_node, args=None, executor=None) -> None:
         # SIGINT too: the second one must not cut the stop short, nor kill the interpreter
         # while it finalizes (Python restores the default handler then, unless ignored).
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if os.getppid() != launching_parent():
+            # Nobody waits for this stop (the launch died): a node stuck on a peer that died
+            # with it (a reply that never comes) must not outlive it.
+            watchdog = threading.Timer(ORPHAN_STOP_S, _orphan_exit)
+            watchdog.daemon = True
+            watchdog.start()
         if node is not None:
             _stop_node(node, exec_, spin_thread, halt)
         rclpy.try_shutdown()
+
+
+def _orphan_exit() -> None:
+    sys.stderr.write(f'the parent is gone and the stop took over {ORPHAN_STOP_S:.0f} s: '
+                     'exiting now\n')
+    sys.stderr.flush()
+    os._exit(1)
 
 
 def _stop_node(node, executor, spin_thread, halt) -> None:
