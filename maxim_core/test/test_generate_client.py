@@ -23,10 +23,12 @@ def test_abort_ends_a_call_the_server_never_answers():
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
     release = threading.Event()
+    accepted = threading.Event()
     executor = MultiThreadedExecutor(num_threads=4, context=ctx)
     group = ReentrantCallbackGroup()
 
     def execute(handle):            # a server that has stopped working: no answer comes
+        accepted.set()
         release.wait(30.0)
         handle.abort()
         return Generate.Result()
@@ -54,7 +56,7 @@ def test_abort_ends_a_call_the_server_never_answers():
     caller = threading.Thread(target=call, daemon=True)
     try:
         caller.start()
-        time.sleep(1.0)                   # the goal is accepted and waiting
+        assert accepted.wait(10.0)        # the goal is accepted and waiting
         assert caller.is_alive()
         backend.abort()
         caller.join(timeout=10.0)

@@ -215,12 +215,6 @@ def news_of_acts(g: 'Grounding') -> list[tuple['RecentAct', bool]]:
     return out
 
 
-def stale_acts(g: 'Grounding') -> int:
-    """How many acts since the last news from outside brought nothing new."""
-    return sum(1 for _, news in news_of_acts(g) if not news) + \
-        max(0, g.acts_since_news - len(g.recent))
-
-
 def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
     """Those of `values` that a recalled line names together with a word of `about` and that
     the moment (scene, percept, goal, what was heard) does not hold: what memory links to
