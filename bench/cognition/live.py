@@ -4,9 +4,12 @@
   model), then from the recording: thoughts, the copy rate (8+ consecutive words of any of
   the prompts' fixed text), the named rate (a thought names something in view or recalled),
   the grounded-argument rate, actions per minute and the cycle time. The baseline is the
-  same mind alone: the percepts the running robot deliberated on, replayed through the same
-  Mind on the same model in this process with nothing else running; the ratio sim/alone of
-  the median cycle is what sharing the two cores costs.
+  same cycle alone: the llm node traces every call it serves (`llm.trace_path`), and the
+  agent's calls of each deliberation cycle the robot thought (matched by wall time to the
+  thought's cycle) are replayed in order, with their prompts, parameters and candidates, on
+  the same model in this process with nothing else running (2 threads). A cycle alone is
+  its replayed model time plus the enrichment time it had in the sim; the ratio sim/alone
+  of the median cycle is what sharing the two cores costs.
 - scenarios: `maxim scenario suite --live` over the shipped scenarios with the given seeds:
   pass rate per scenario, and every action argument that is template or instruction text.
 
@@ -25,10 +28,7 @@ import sys
 import tempfile
 import time
 
-from maxim_core.agent.loop import Percept
 from maxim_core.deliberation.choice import FREE_TEXT_PARAMS, is_template
-from maxim_core.deliberation.cycles import DeliberationConfig
-from maxim_core.mind import EventSink, Mind, MindConfig
 from maxim_core.recording.cognition import analyse, copies
 from maxim_core.recording.session import load
 
@@ -44,10 +44,11 @@ LINES = ('Hello Maxim, please look at the red ball.', 'What do you see right now
          'Do you remember what you saw a minute ago?')
 
 
-def ask_while_running(environ: dict, proc, seconds: float) -> list[float]:
+def ask_while_running(environ: dict, proc, seconds: float, seen: list) -> list[float]:
     """A person types lines into the running robot, as the panel sends them (one every
     third of the run after a warm-up): seconds from each line to the robot's first thought
-    about it (or an action or a reply), nan when none came within 20 s."""
+    about it (or an action or a reply), nan when none came within 20 s. Every thought is
+    appended to `seen` with its wall time of arrival (for matching the llm trace)."""
     os.environ.update({k: environ[k] for k in ('ROS_DOMAIN_ID',
                                                'ROS_AUTOMATIC_DISCOVERY_RANGE')})
     import rclpy
@@ -56,8 +57,13 @@ def ask_while_running(environ: dict, proc, seconds: float) -> list[float]:
     rclpy.init()
     node = rclpy.create_node('bench_person')
     thoughts: list[tuple[float, str]] = []
-    node.create_subscription(Thought, 'thoughts', lambda m: thoughts.append(
-        (time.monotonic(), m.text)), 50)
+
+    def on_thought(m):
+        thoughts.append((time.monotonic(), m.text))
+        seen.append({'wall': time.time(), 'kind': int(m.kind), 'status': int(m.status),
+                     'cycle_s': float(m.cycle_s), 'llm_s': float(m.llm_s),
+                     'enrichment_s': float(m.enrichment_s)})
+    node.create_subscription(Thought, 'thoughts', on_thought, 50)
     pub = node.create_publisher(Percept, 'percepts', 10)
     out = []
     start = time.monotonic()
@@ -79,14 +85,18 @@ def ask_while_running(environ: dict, proc, seconds: float) -> list[float]:
                     break
             out.append(answer)
             print(f'  a person said {line!r}: first thought after {answer:.1f} s', flush=True)
+        while proc.poll() is None:           # the thoughts to the end of the run
+            rclpy.spin_once(node, timeout_sec=0.1)
     finally:
         node.destroy_node()
         rclpy.shutdown()
     return out
 
 
-def run_sim(seconds: float, folder: str, sets=()) -> tuple[str, list[float]]:
+def run_sim(seconds: float, folder: str, sets=()) -> tuple[str, list[float], list, str]:
     path = os.path.join(folder, 'sim.mcap')
+    trace = os.path.join(folder, 'llm.jsonl')
+    sets = list(sets) + [f'llm.trace_path={trace}']
     home = os.path.join(folder, 'home')          # a fresh memory: the run starts from nothing
     os.makedirs(home, exist_ok=True)
     cmd = [sys.executable, '-P', '-m', 'maxim_bringup.cli', 'sim', '--duration', str(seconds),
@@ -94,8 +104,9 @@ def run_sim(seconds: float, folder: str, sets=()) -> tuple[str, list[float]]:
     print(f'running: {" ".join(cmd[3:])}', flush=True)
     environ = dict(env(), HOME=home)
     proc = subprocess.Popen(cmd, env=environ, stdout=subprocess.DEVNULL)
+    seen: list = []
     try:
-        answers = ask_while_running(environ, proc, seconds)
+        answers = ask_while_running(environ, proc, seconds, seen)
         proc.wait(timeout=seconds + 600)
     finally:
         if proc.poll() is None:
@@ -103,62 +114,71 @@ def run_sim(seconds: float, folder: str, sets=()) -> tuple[str, list[float]]:
             proc.wait(timeout=10)
     if not os.path.isfile(path):
         raise SystemExit(f'the sim run wrote no recording at {path}')
-    return path, answers
+    return path, answers, seen, trace
 
 
-class _Thoughts(EventSink):
-    def __init__(self):
-        self.seen = []
-
-    def thought(self, t):
-        self.seen.append(t)
-
-
-class _Fear:
-    def review(self, run, context):
-        return {'allowed': True, 'layer': 1, 'reason': ''}
-
-
-class _Head:
-    def head_position(self):
-        return (0.0, 0.0)
-
-    def send_head_goal(self, goal):
-        pass
+def cycles_of(calls: list[dict], thoughts: list[dict], slack_s: float = 0.1) -> list[tuple]:
+    """Each successful deliberation thought with the agent's calls of its cycle: the calls
+    that started and ended within [arrival - cycle_s, arrival] (wall times, `slack_s` for
+    the thought's way over DDS). Pure: (thought, [call indices])."""
+    out = []
+    for t in thoughts:
+        if t['kind'] != 0 or t['status'] != 0 or t['cycle_s'] <= 0:
+            continue
+        lo, hi = t['wall'] - t['cycle_s'] - slack_s, t['wall'] + slack_s
+        mine = [i for i, c in enumerate(calls)
+                if c.get('client') == 'agent' and c['t0'] >= lo and c['t1'] <= hi]
+        if mine:
+            out.append((t, mine))
+    return out
 
 
-def alone(percepts: list[dict], limit: int = 8) -> list[float]:
-    """Cycle seconds of the same mind on the same model with nothing else running."""
+def replay_alone(trace: str, thoughts: list[dict]) -> tuple[list, list, list]:
+    """The same cycles alone: (cycle seconds in the sim, alone, model seconds alone) per
+    cycle, from replaying its traced calls in order on the embedded model with nothing else
+    running."""
     from maxim_core.llm.llama import LlamaCppBackend
     from maxim_core.llm.model import resolve_model
+    with open(trace, encoding='utf-8') as f:
+        calls = [json.loads(line) for line in f if line.strip()]
+    cycles = cycles_of(calls, thoughts)
+    wanted = sorted({i for _, mine in cycles for i in mine})
     backend = LlamaCppBackend(resolve_model(), n_ctx=4096, n_threads=2)
-    events = _Thoughts()
-    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=3, seed=1)),
-                model=backend, fear=_Fear(), body=_Head(), events=events)
+    took: dict[int, float] = {}
     try:
-        for p in percepts[:limit]:
-            labels = [str(x) for x in p.get('labels', [])]
-            mind.step(Percept(p['narrative'], 'bench', 'vision', objects=labels,
-                              salience=max(0.5, float(p.get('salience', 0.5)))), force=True)
+        for i in wanted:
+            c = calls[i]
+            t0 = time.perf_counter()
+            if c['candidates']:
+                backend.score(c['prompt'], list(c['candidates']))
+            else:
+                backend.complete(c['prompt'], **c['params'])
+            took[i] = time.perf_counter() - t0
     finally:
-        mind.close()
         backend.close()
-    return [float(t.cycle_s) for t in events.seen if t.status == 0 and t.cycle_s > 0]
+    model = [sum(took[i] for i in mine) for _, mine in cycles]
+    return ([t['cycle_s'] for t, _ in cycles],
+            [m + t['enrichment_s'] for m, (t, _) in zip(model, cycles)], model)
 
 
 def sim_part(seconds: float, sets=()) -> dict:
     folder = tempfile.mkdtemp(prefix='maxim-bench-live-')
     t0 = time.monotonic()
-    path, answers = run_sim(seconds, folder, sets)
+    path, answers, seen, trace = run_sim(seconds, folder, sets)
     session = load(path)
     fig = analyse(session.thoughts, session.percepts, session.duration_s or seconds)
     print(f'sim: {session.duration_s:.0f} s recorded in {time.monotonic() - t0:.0f} s, '
           f'{fig["thoughts"]} thoughts', flush=True)
-    deliberated = [p for p in session.percepts if p.get('narrative')
-                   and int(p.get('source', 0)) == 0]
-    cycles = alone(deliberated)
+    in_sim, cycles, model = replay_alone(trace, seen)
+    print(f'alone: {len(cycles)} cycles of the sim replayed', flush=True)
+    fig['alone_cycles'] = len(cycles)
     fig['alone_cycle_p50_s'] = statistics.median(cycles) if cycles else 0.0
-    fig['sim_over_alone'] = (fig['cycle_p50_s'] / fig['alone_cycle_p50_s']
+    fig['alone_llm_p50_s'] = statistics.median(model) if model else 0.0
+    sim_llm = [t['llm_s'] for t in seen if t['kind'] == 0 and t['status'] == 0
+               and t['cycle_s'] > 0]
+    fig['sim_llm_p50_s'] = statistics.median(sim_llm) if sim_llm else 0.0
+    fig['sim_matched_cycle_p50_s'] = statistics.median(in_sim) if in_sim else 0.0
+    fig['sim_over_alone'] = (fig['sim_matched_cycle_p50_s'] / fig['alone_cycle_p50_s']
                              if fig['alone_cycle_p50_s'] else 0.0)
     fig['recording'] = path
     fig['first_answer_s'] = answers
@@ -215,7 +235,9 @@ def main() -> int:
         print('\n| figure | value |\n|---|---|')
         for key in ('thoughts', 'copy_rate', 'named_rate', 'actions', 'actions_per_min',
                     'args', 'grounded_arg_rate', 'cycle_p50_s', 'cycle_p90_s',
-                    'alone_cycle_p50_s', 'sim_over_alone', 'first_answer_max_s'):
+                    'alone_cycles', 'sim_matched_cycle_p50_s', 'alone_cycle_p50_s',
+                    'sim_llm_p50_s', 'alone_llm_p50_s',
+                    'sim_over_alone', 'first_answer_max_s'):
             v = fig[key]
             print(f'| {key} | {v:.2f} |' if isinstance(v, float) else f'| {key} | {v} |')
         for text in fig['examples']:

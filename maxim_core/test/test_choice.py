@@ -268,11 +268,23 @@ def test_a_backend_that_cannot_score_falls_back_to_generating():
 
 
 def test_a_person_speaking_preempts_a_deliberation_about_what_is_seen():
+    _preempted_by_a_person(Percept('A cup on the table.', 'p1', 'vision', objects=['cup'],
+                                   salience=0.9))
+
+
+def test_newer_words_preempt_a_deliberation_about_earlier_words_or_a_result():
+    _preempted_by_a_person(Percept('The user says: "Look at the cup."', 'p1', 'user',
+                                   salience=1.0))
+    _preempted_by_a_person(Percept('track_target: the cup is in focus.', 'p1', 'tool_result',
+                                   salience=0.9))
+
+
+def _preempted_by_a_person(first: Percept):
     import threading
     inside, release = threading.Event(), threading.Event()
 
     def script(prompt):
-        if 'user says' not in prompt and prompt.endswith('I think:'):
+        if 'Hello Maxim' not in prompt and prompt.endswith('I think:'):
             inside.set()
             release.wait(5.0)            # a long thought about the view
             return ' ' + ' '.join(['slowly'] * 30)
@@ -284,8 +296,7 @@ def test_a_person_speaking_preempts_a_deliberation_about_what_is_seen():
                 model=backend, fear=Fear(), body=Head(), events=events)
     mind.start()
     try:
-        mind.offer(Percept('A cup on the table.', 'p1', 'vision', objects=['cup'],
-                           salience=0.9))
+        mind.offer(first)
         assert inside.wait(5.0)
         mind.offer(Percept('The user says: "Hello Maxim."', 'p2', 'user', salience=1.0))
         release.set()
@@ -532,3 +543,60 @@ def test_a_persons_new_words_dishabituate_but_a_blocked_act_stays_blocked():
     g.acts_since_heard = -1                     # nobody spoke: what was done is a habit
     t = _weighed(cands(), g)
     assert t['track target red ball'].habit == ChoiceConfig().habit_done
+
+
+def test_a_move_remembered_as_hurting_is_held_back_and_other_moves_are_not():
+    from maxim_core.deliberation.choice import Candidate, hurt_before
+    line = ('Turning my head further left when it was already far left hurt me '
+            '(joint limit pain).')
+    assert 'left' in hurt_before([line], []) and 'hurt' not in hurt_before([line], [])
+    # The thing an act was on is not what hurt: examining the dragon stays open.
+    assert 'drag' not in hurt_before(['The dragon burned me when I attacked it.'], ['dragon'])
+
+    def moves():
+        return [Candidate('move', {'pan': 0.4, 'tilt': 0.0}, 'look left', ('tool',)),
+                Candidate('move', {'pan': -0.4, 'tilt': 0.0}, 'look right', ('tool',))]
+    g = Grounding(heard='Look further to the left again, please.', addressed=True,
+                  recalled=[line])
+    w = _weighed(moves(), g)
+    assert w['look left'].total < w['look right'].total
+    plain = _weighed(moves(), Grounding(heard=g.heard, addressed=True))
+    assert plain['look left'].total >= plain['look right'].total   # the request alone: left
+
+
+def test_speaking_again_with_nothing_new_heard_is_a_habit_and_is_not_copied():
+    from maxim_core.deliberation.choice import Candidate
+
+    def cands():
+        return [Candidate('respond', {'text': ''}, 'respond', ('speech',), free_param='text'),
+                Candidate('move', {'pan': -0.4, 'tilt': 0.0}, 'look right', ('tool',))]
+    said = _act('respond', {'text': 'I am sorry.'})
+    heard = 'Look further to the left again, please.'
+    fresh = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
+    c = cands()
+    for x, rel in zip(c, (2.8, 1.0)):
+        x.relevance = rel
+    fresh.weigh(c, Grounding(heard=heard, addressed=True, acts_since_heard=1,
+                             acts_since_news=1, recent=[said]))
+    w = {x.phrase: x for x in c}
+    assert w['respond'].relevance == 0.0                  # the diary's reply is not evidence
+    assert w['respond'].habit >= ChoiceConfig().habit_done
+    assert w['look right'].total > w['respond'].total
+    # New words from the person: the earlier reply is no habit, though still not copied.
+    c = cands()
+    c[0].relevance = 2.8
+    fresh.weigh(c, Grounding(heard=heard, addressed=True, acts_since_heard=0,
+                             acts_since_news=0, recent=[said]))
+    assert c[0].habit == 0.0 and c[0].relevance == 0.0
+
+
+def test_a_reply_that_says_again_what_was_said_is_not_said():
+    from maxim_core.deliberation.choice import same_words
+    assert same_words("I'll do it. I see what you are doing.",
+                      "I see what you are doing. I'm sorry.")
+    assert same_words('I am sorry.', "I'm sorry, I am.")
+    assert not same_words('I am Maxim.', 'The ball is red.')
+    chooser = Chooser(ScriptedBackend(['I am sorry, I am sorry."', 'The duck is yellow."']))
+    diary = Diary(name='Maxim', percept='A person speaks.')
+    assert chooser.write(diary, 'I answer.', said=['I am sorry.']) == ''
+    assert chooser.write(diary, 'I answer.', said=['I am sorry.']) == 'The duck is yellow.'

@@ -168,3 +168,32 @@ def test_params_reach_the_backend():
 def test_invalid_construction():
     with pytest.raises(ValueError):
         RequestQueue(ScriptedBackend(['x']), max_pending=0)
+
+
+def test_every_served_call_is_traced_as_a_json_line_that_replays(tmp_path):
+    """The trace (`trace_path` of the llm node) holds what replaying a call needs: the
+    prompt, the sampling parameters or the candidates, the client and the wall times."""
+    import json
+    from maxim_core.llm.trace import JsonlTrace
+    path = tmp_path / 'llm.jsonl'
+    trace = JsonlTrace(str(path))
+    backend = ScriptedBackend(['fine'], scorer=lambda p, c: -1.0 * len(c))
+    queue = RequestQueue(backend, trace=trace)
+    try:
+        queue.submit(GenerateRequest('p', params={'max_tokens': 7, 'stop': ['x']},
+                                     client='agent', request_id='r1')).result(5.0)
+        queue.submit(GenerateRequest('q', candidates=(' a.', ' bb.'), client='agent')
+                     ).result(5.0)
+        with pytest.raises(LLMError):           # a failed call is not traced
+            queue.submit(GenerateRequest('p', params={'no_such_kw': 1})).result(5.0)
+    finally:
+        queue.close()
+        trace.close()
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [x['prompt'] for x in lines] == ['p', 'q']
+    assert lines[0]['params'] == {'max_tokens': 7, 'stop': ['x']} and lines[0]['client'] == \
+        'agent' and lines[0]['request_id'] == 'r1'
+    assert lines[1]['candidates'] == [' a.', ' bb.'] and lines[1]['params'] == {}
+    assert all(x['t0'] <= x['t1'] for x in lines)
+    trace({'after': 'close'})                   # a closed trace takes no more lines
+    assert len(path.read_text().splitlines()) == 2

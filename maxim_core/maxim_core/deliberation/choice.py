@@ -257,6 +257,38 @@ def avoided(text: str) -> set[str]:
     return out
 
 
+_HURT = re.compile(r'\b(?:hurt\w*|pain\w*|burn\w*|ouch|injur\w*|harm\w*|sting\w*)\b',
+                   re.IGNORECASE)
+
+
+def hurt_before(recalled: Sequence[str], things: Sequence[str]) -> set[str]:
+    """Roots of the acts a recalled line says hurt ("turning my head further left when it
+    was already far left hurt me" -> 'turn', 'furt', 'left', ...): the amygdala's memory of
+    pain, which holds back the same act before it is tried again. The names of things are
+    left out: what hurt was the act, not every act on the same thing."""
+    skip = {_root(w) for t in things for w in content_words(t)}
+    out: set[str] = set()
+    for line in recalled:
+        text = memory_content(line)
+        if not _HURT.search(text):
+            continue
+        for w in content_words(_HURT.sub(' ', text)):
+            root = _root(w)
+            if root not in skip and len(w) >= 3:
+                out.add(root)
+    return out
+
+
+def same_words(text: str, before: str) -> bool:
+    """`text` says again what `before` said: at least 60% of its words were in it ("I'll do
+    it. I see what you are doing." after "I see what you are doing. I am sorry.")."""
+    wa = {w.lower() for w in _WORD.findall(text)}
+    wb = {w.lower() for w in _WORD.findall(before)}
+    if not wa:
+        return not wb
+    return len(wa & wb) / len(wa) >= 0.6
+
+
 def command_spans(text: str) -> list[str]:
     """Spans of a person's words that look like a command line: a run of tokens holding a
     flag or a path, with the short word before it (its program)."""
@@ -632,6 +664,7 @@ class Chooser:
         asked = goal_stems | {_stem(w) for w in content_words(
             f'{g.scene} {"" if g.from_tool else g.percept}')}
         avoid = avoided(f'{g.goal}. {g.heard}')
+        hurt = hurt_before(g.recalled, g.names())
         # Recalled lines that name an act as done, not as failed.
         recalled = ' '.join(ln for ln in g.recalled if not _FAILED.search(ln)).lower()
         # Memory that links what is asked to a value ("the password of the door is
@@ -682,6 +715,11 @@ class Chooser:
         # A question or a request said to the robot asks for an answer: speech is due until
         # the robot has spoken (after doing what was asked, or being stopped from it).
         spoke = any(k in FREE_TEXT_PARAMS for r, _ in acts for k in r.args)
+        # Speech in the diary is copied like any act told there: the model's liking for
+        # speaking again is not counted, and speaking again since the person's last words,
+        # with nothing new heard, is a habit like doing the same act again.
+        speakers = {r.tool for r in g.recent
+                    if any(k in FREE_TEXT_PARAMS and k != 'thought' for k in r.args)}
         asked_me = not spoke and ('?' in g.heard or g.addressed and bool(acts))
         for c in cands:
             if c.tool is None:
@@ -706,7 +744,12 @@ class Chooser:
             if any(re.search(rf'\b{re.escape(v)}\b', ln) for v in values for ln in linked
                    if _stem(v) not in asked):
                 c.memory += cfg.w_memory
-            if (c.tool, json.dumps(c.args, sort_keys=True)) in done_before:
+            if hurt and {_root(w) for w in content_words(c.phrase)} & hurt and \
+                    not c.introspective:
+                c.goal -= cfg.w_avoid        # it hurt before (see `hurt_before`)
+            speech = c.free_param not in ('', None, 'thought')
+            if (c.tool, json.dumps(c.args, sort_keys=True)) in done_before or \
+                    'speech' in c.sources and c.tool in speakers:
                 # A model finds what its text holds likely (it copies): an act the diary
                 # tells as done gains nothing from the model for being there again.
                 c.relevance = min(c.relevance, 0.0)
@@ -715,7 +758,8 @@ class Chooser:
                 if r.tool != c.tool or (i < since and not r.blocked):
                     continue
                 same = json.dumps(r.args, sort_keys=True) == json.dumps(c.args, sort_keys=True)
-                if same and (r.blocked or r.success):
+                if same and (r.blocked or r.success) or speech and r.success and any(
+                        k in FREE_TEXT_PARAMS for k in r.args):
                     habit += cfg.habit_done
                 elif r.success and not r.introspection and not any(
                         k in FREE_TEXT_PARAMS for k in c.args) and \
@@ -798,16 +842,20 @@ class Chooser:
         return acts[:self.config.max_candidates - 1]
 
     # -- free text ---------------------------------------------------------------------------
-    def write(self, diary: Diary, thought: str, seed: int = -1) -> str:
+    def write(self, diary: Diary, thought: str, seed: int = -1,
+              said: Sequence[str] = ()) -> str:
         """What the robot would say now, written by the model after an open quote; '' when
-        what it wrote is empty or template text."""
+        what it wrote is empty, template text, or says again one of `said` (what the robot
+        said lately: a reply repeated is nothing new to say)."""
         cfg = self.config
         done = self.backend.complete(diary.say_prompt(thought), max_tokens=cfg.say_max_tokens,
                                      temperature=cfg.temperature, top_p=0.95, top_k=40,
                                      repeat_penalty=1.1, seed=seed, stop=['"'],
                                      grammar=SAY_GRAMMAR)
         text = ' '.join(done.text.split()).strip()
-        return '' if not text or is_template(text) else text
+        if not text or is_template(text) or any(same_words(text, s) for s in said):
+            return ''
+        return text
 
 
 # Plain text without quotes, braces, angle brackets or line breaks: no slot or template can

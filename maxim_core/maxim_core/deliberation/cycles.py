@@ -21,7 +21,8 @@ import uuid
 
 import jsonschema
 
-from maxim_core.deliberation.choice import Chooser, Grounding, THOUGHT_GRAMMAR, is_template
+from maxim_core.deliberation.choice import (Chooser, FREE_TEXT_PARAMS, Grounding,
+                                            is_template, THOUGHT_GRAMMAR)
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline, Enrichment
 from maxim_core.deliberation.salience import jaccard, thought_salience, THOUGHT, WorkingMemorySet
@@ -647,7 +648,9 @@ class Deliberator:
                     if c.free_param == 'thought':
                         c.args = {**c.args, 'thought': thought}
                 if best is not None and best.free_param and best.free_param != 'thought':
-                    text = chooser.write(diary, thought, seed)
+                    said = [str(v) for r in g.recent for k, v in r.args.items()
+                            if k in FREE_TEXT_PARAMS and k != 'thought' and v]
+                    text = chooser.write(diary, thought, seed, said)
                     if text:
                         best.args = {**best.args, best.free_param: text}
                     else:                # nothing worth saying: the next choice that needs none

@@ -17,6 +17,7 @@ from typing import Callable
 from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, Completion, LLMError,
                                     MODEL_ERROR, STOP_CANCELLED, TIMEOUT, TokenCallback,
                                     UNAVAILABLE)
+from maxim_core.llm.trace import call_record, wall
 
 QUEUED, RUNNING, DONE, FAILED = 'queued', 'running', 'done', 'failed'
 _SLICE_S = 0.05   # real-time granularity of waits (expiry is judged on the injected clock)
@@ -104,13 +105,15 @@ class RequestQueue:
     """One worker, FIFO, bounded: `submit(request) -> RequestHandle`."""
 
     def __init__(self, backend, max_pending: int = 4, wait_timeout_s: float = 30.0,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 trace: Callable[[dict], None] | None = None):
         if max_pending < 1 or wait_timeout_s <= 0:
             raise ValueError('max_pending must be >= 1 and wait_timeout_s > 0')
         self.backend = backend
         self.max_pending = max_pending
         self.wait_timeout_s = wait_timeout_s
         self.clock = clock
+        self.trace = trace             # gets each served call (llm/trace.py), when given
         self._pending: collections.deque[RequestHandle] = collections.deque()
         self._running: RequestHandle | None = None
         self._cond = threading.Condition()
@@ -231,6 +234,7 @@ class RequestQueue:
                 return request.on_token(piece)
             return None
 
+        started = wall()
         try:
             if request.candidates:
                 result = self.backend.score(request.prompt, list(request.candidates))
@@ -251,4 +255,6 @@ class RequestQueue:
             error.partial = result
             handle._finish(None, error)
             return
+        if self.trace is not None:
+            self.trace(call_record(request, result, started, wall()))
         handle._finish(result, None)

@@ -611,10 +611,10 @@ class Mind:
         self._note_view(percept)
         if percept.source == 'vision' and percept.salience < self.config.percept_min_salience:
             return False
-        if percept.source in HEARD_SOURCES and self._current_source == 'vision' \
-                and self._pass.locked():
-            # A person spoke while the mind mulls over what it sees: their words come first
-            # (the running deliberation ends cancelled; the newest percept is theirs).
+        if percept.source in HEARD_SOURCES and self._current_source and self._pass.locked():
+            # A person spoke while the mind mulls over something else (what it sees, what an
+            # act brought, what was said before): their newest words come first (the running
+            # deliberation ends cancelled; the newest percept is theirs).
             self.counts['percepts_preempted'] = self.counts.get('percepts_preempted', 0) + 1
             self.deliberator.cancel()
         with self._tick_done:

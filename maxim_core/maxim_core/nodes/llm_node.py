@@ -16,6 +16,7 @@ from maxim_core.llm.backend import LLMError, load_script, ScriptedBackend, TIMEO
 from maxim_core.llm.llama import LlamaCppBackend
 from maxim_core.llm.model import ModelFileError, resolve_model
 from maxim_core.llm.queue import RequestQueue
+from maxim_core.llm.trace import JsonlTrace
 from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_core.nodes.lifetime import run
 from maxim_interfaces.action import Generate
@@ -40,6 +41,7 @@ _PARAMS = (
     ('generate.min_p', 0.05, 'default min_p'),
     ('generate.repeat_penalty', 1.1, 'default repeat penalty'),
     ('generate.timeout_s', 120.0, 'default bound on queue wait + inference'),
+    ('trace_path', '', "a JSON-lines record of every call served ('' = none; for benches)"),
 )
 
 
@@ -55,6 +57,7 @@ class LLMParams:
     max_pending: int
     wait_timeout_s: float
     defaults: dict
+    trace_path: str = ''
 
 
 class LLMNode(LifecycleNode):
@@ -92,6 +95,7 @@ class LLMNode(LifecycleNode):
         self._given_backend = backend
         self._backend: LlamaCppBackend | ScriptedBackend | None = None
         self._queue: RequestQueue | None = None
+        self._trace: JsonlTrace | None = None
         self._active = False
         self._params: LLMParams | None = None
         group = ReentrantCallbackGroup()
@@ -119,7 +123,7 @@ class LLMNode(LifecycleNode):
         return LLMParams(str(p['backend']), str(p['scripted.script_file']),
                          str(p['model_path']), str(p['model_cache_dir']), int(p['n_ctx']),
                          int(p['n_threads']), int(p['n_batch']), int(p['queue.max_pending']),
-                         float(p['queue.wait_timeout_s']), defaults)
+                         float(p['queue.wait_timeout_s']), defaults, str(p['trace_path']))
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _report(self, stage: str, fraction: float) -> None:
@@ -150,7 +154,13 @@ class LLMNode(LifecycleNode):
             self.get_logger().error(self.last_error)
             return TransitionCallbackReturn.FAILURE
         self._params, self._backend = params, backend
-        self._queue = RequestQueue(backend, params.max_pending, params.wait_timeout_s)
+        try:
+            self._trace = JsonlTrace(params.trace_path) if params.trace_path else None
+        except OSError as exc:
+            self.get_logger().error(f'no llm trace: {exc}')
+            self._trace = None
+        self._queue = RequestQueue(backend, params.max_pending, params.wait_timeout_s,
+                                   trace=self._trace)
         self.get_logger().info(f'loaded {path} (n_ctx {backend.n_ctx})')
         return TransitionCallbackReturn.SUCCESS
 
@@ -170,6 +180,9 @@ class LLMNode(LifecycleNode):
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
 
     def quiesce(self) -> None:
         """Stop serving before the executor stops (the in-process runner calls it): waiting
