@@ -600,3 +600,27 @@ def test_a_reply_that_says_again_what_was_said_is_not_said():
     diary = Diary(name='Maxim', percept='A person speaks.')
     assert chooser.write(diary, 'I answer.', said=['I am sorry.']) == ''
     assert chooser.write(diary, 'I answer.', said=['I am sorry.']) == 'The duck is yellow.'
+
+
+def test_the_diary_begins_the_same_from_one_step_to_the_next():
+    """What stays comes first and the steps told move in blocks: step after step the diary
+    up to memory's lines is the one before plus the new step, so the model reads it from
+    its cache; now and then the block moves on."""
+    from collections import deque
+    history: deque = deque(maxlen=6)
+    heads, grew = [], 0
+    for n in range(1, 13):
+        history.append(DiaryEntry(f'thought {n}', f'track target ball {n}', 'tracking'))
+        diary = Diary(percept=f'moment {n}', goal='Watch the room.', history=list(history),
+                      history_total=n, remembered=[f'memory {n}'])
+        head = diary.head()
+        before_memory = head.split('I remember:')[0]
+        if heads and before_memory.startswith(heads[-1]):
+            grew += 1
+        heads.append(before_memory)
+        shown = diary.shown_history(3)
+        assert 3 <= len(shown) <= 5 or n < 3, (n, len(shown))
+        assert shown[-1].thought == f'thought {n}'
+        assert head.index('My goal:') < head.index('Earlier I thought:') < \
+            head.index('I remember:') < head.index('Now I notice:')
+    assert grew >= 8            # 12 steps: the block moved 3 times

@@ -39,6 +39,24 @@ def test_scores_are_log_probabilities_and_the_prompt_stays_cached(backend):
     assert backend.last_cached_tokens >= again.prompt_tokens - 1     # the prompt was kept
 
 
+def test_a_short_unrelated_score_leaves_the_long_prompt_cached(backend):
+    """The neutral line ("So I" alone) is scored between the diary's calls: the diary stays
+    in the cache (put aside and back), and its scores after are what they were."""
+    diary = 'Diary of Maxim.\n' + '\n'.join(
+        f'Earlier I thought: a red ball and a green cup, number {i}.' for i in range(12))
+    conts = [' look at the red ball.', ' say "hello".']
+    first = backend.score(diary + '\nSo I', conts)
+    neutral = backend.score('So I', conts)
+    assert all(math.isfinite(x) for x in neutral.logprobs)
+    again = backend.score(diary + '\nSo I', conts)
+    assert again.cached_tokens >= first.prompt_tokens - 1          # read from the cache
+    for a, b in zip(first.logprobs, again.logprobs):
+        assert a == pytest.approx(b, abs=0.5)      # the last token is read again alone
+    assert (first.logprobs[0] > first.logprobs[1]) == (again.logprobs[0] > again.logprobs[1])
+    thought = backend.complete(diary + '\nI think:', max_tokens=4, temperature=0.0)
+    assert thought.cached_tokens >= first.prompt_tokens - 4
+
+
 def test_the_persons_words_move_the_choice(backend):
     chooser = Chooser(backend)
     g = Grounding(percept='The user says: "Please look at the red ball."',

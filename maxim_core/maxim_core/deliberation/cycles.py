@@ -383,6 +383,7 @@ class Deliberator:
         self.wm = working_memory or WorkingMemorySet(clock=clock)
         self.clock = clock
         self._cancel = threading.Event()
+        self._history_total = 0
 
     # -- budgets -----------------------------------------------------------------------------
     @property
@@ -419,14 +420,16 @@ class Deliberator:
                    deliberation_id: str | None = None,
                    situation: Mapping[str, Any] | None = None,
                    grounding: Callable[[], Grounding] | None = None,
-                   history: Sequence[Any] = ()) -> DeliberationResult:
+                   history: Sequence[Any] = (), history_total: int = 0
+                   ) -> DeliberationResult:
         """Deliberate on `percept` with `tools` active (a callable is asked every cycle).
 
         `situation` (objects, people, goal, tools, context_key) goes with every enrichment
         query, so memory answers about what is in view and not only about the words.
 
         With a chooser and `grounding` (what arguments may be made of, asked each cycle), a
-        cycle writes a thought in the diary (`history`: the robot's earlier DiaryEntries) and
+        cycle writes a thought in the diary (`history`: the robot's earlier DiaryEntries, of
+        `history_total` written so far) and
         chooses among grounded candidates; choosing to wait ends the deliberation.
 
         One deliberation at a time per Deliberator (the node runs them on one worker).
@@ -439,6 +442,7 @@ class Deliberator:
         cap = max_cycles or cfg.max_cycles
         did = deliberation_id or uuid.uuid4().hex[:12]
         self._cancel.clear()
+        self._history_total = history_total      # steps ever told (Diary.shown_history)
 
         def cancelled() -> bool:
             return self._cancel.is_set() or (cancel is not None and bool(cancel()))
@@ -615,6 +619,7 @@ class Deliberator:
         heard = g.heard if g.heard.strip() != percept.strip() else ''    # said once
         diary = Diary(name=self.name, percept=percept, goal=goal, heard=heard,
                       remembered=recalled, learned=learned, history=list(history),
+                      history_total=self._history_total,
                       thoughts=[e.thought for e in entries])
         last: _Failure | None = None
         llm_s = 0.0

@@ -230,6 +230,7 @@ class Mind:
         self._priors: dict[str, float] = {}
         self._values: dict[str, float] = {}
         self._history: deque = deque(maxlen=6)
+        self._history_total = 0
         self._pains: deque = deque(maxlen=20)
         self._last_act: tuple | None = None
         self._acts_since_news = 0
@@ -404,7 +405,7 @@ class Mind:
                 max_cycles=max_cycles, on_thought=publish, situation=situation,
                 cancel=self.should_cancel,
                 grounding=lambda: self._grounding(percept, goal),
-                history=list(self._history))
+                history=list(self._history), history_total=self._history_total)
         self.last_result = result
         return Decision(result.status, result.reasoning, result.action, result.cycles,
                         result.confidence, result.deliberation_id)
@@ -506,6 +507,7 @@ class Mind:
                        result_words(run.output) or 'done' if run.success else
                        f'failed, {run.error_msg or "no reason given"}')
         self._history.append(DiaryEntry(thought, action, outcome[:200]))
+        self._history_total += 1
 
     def _learn(self, result: LoopResult, goal: str, percept: Percept) -> None:
         """The gate's threshold and the tool index learn from how the pass went."""

@@ -2,11 +2,12 @@
 
 A small base model does not follow instructions; it continues patterns. So the deciding
 prompt holds no instruction prose and no example answer that could be copied into a thought
-or an argument. It is the robot's own diary: what it remembered (recalled episodes as prior
-lines), what it learned works here, what it recently thought and did and what came of it,
-its goal, what it perceives now, and an open line "I think:" that the model continues with
-the next thought. After the thought, the open line "So I" is where candidate actions are
-scored (maxim_core.deliberation.choice).
+or an argument. It is the robot's own diary: its goal, what it recently thought and did and
+what came of it, what it remembered (recalled episodes as prior lines), what it learned works
+here, what it perceives now, and an open line "I think:" that the model continues with the
+next thought. What stays from step to step comes first, so the model reads it from its
+cache (see `Diary.shown_history`). After the thought, the open line "So I" is where
+candidate actions are scored (maxim_core.deliberation.choice).
 
 Every fixed piece of text the diary adds is a short label listed in `FIXED_TEXT` (none is
 eight words long), so the copy measure has one place to look and a copied label is never a
@@ -71,9 +72,10 @@ class Diary:
     remembered: Sequence[str] = ()          # recalled lines (episodes, concepts, predictions)
     learned: Sequence[str] = ()             # what works here (values)
     history: Sequence[DiaryEntry] = ()      # oldest first
+    history_total: int = 0                  # entries ever written (0: len(history))
     thoughts: Sequence[str] = ()            # this deliberation's earlier thoughts
     limits: dict = field(default_factory=lambda: {
-        'remembered': 6, 'learned': 3, 'history': 4})
+        'remembered': 6, 'learned': 3, 'history': 3})
     # ~500 tokens: on two cores a prompt's prefill costs ~3 ms a token, and every cycle
     # reads the diary at least once (a 1,300-token diary made a 9 s cycle in the sim).
     max_chars: int = 2000
@@ -92,8 +94,33 @@ class Diary:
                 text = self._head(limits)
         return text
 
+    def shown_history(self, keep: int) -> list[DiaryEntry]:
+        """The steps the diary tells: the last `keep` to 2 * keep - 1 of them, the first one
+        shown moving `keep` steps at a time. So the diary's beginning stays the same from one
+        step to the next, and the model reads it from its cache (a window sliding by one
+        step changed the first line every time, and every cycle read the whole diary anew:
+        3 to 5 s of a sim cycle on one thread)."""
+        history = list(self.history)
+        if keep <= 0 or not history:
+            return []
+        total = max(self.history_total, len(history))
+        start = max(0, total - keep) // keep * keep
+        return history[max(0, start - (total - len(history))):]
+
     def _head(self, limits: dict) -> str:
+        # What stays from step to step first (the goal, the steps told), what changes with
+        # every moment last (memory's answers, what is heard and seen).
         lines = [LABELS['title'].format(name=self.name), '']
+        if self.goal:
+            lines.append(f'{LABELS["goal"]} {one_line(self.goal, 200)}')
+        for entry in self.shown_history(limits['history']):
+            if entry.thought:
+                lines.append(f'{LABELS["earlier"]} {one_line(entry.thought, 200)}')
+            if entry.action:
+                did = f'{LABELS["did"]} {one_line(entry.action, 160)}.'
+                if entry.result:
+                    did += f' {LABELS["result"]} {one_line(entry.result, 200)}'
+                lines.append(did)
         seen = set()
         for text in list(self.remembered)[:limits['remembered']]:
             text = one_line(strip_reason(text), 240)
@@ -102,16 +129,6 @@ class Diary:
                 lines.append(f'{LABELS["remembered"]} {text}')
         for text in list(self.learned)[:limits['learned']]:
             lines.append(f'{LABELS["learned"]} {one_line(strip_reason(text), 160)}')
-        for entry in list(self.history)[-limits['history']:] if limits['history'] else []:
-            if entry.thought:
-                lines.append(f'{LABELS["earlier"]} {one_line(entry.thought, 200)}')
-            if entry.action:
-                did = f'{LABELS["did"]} {one_line(entry.action, 160)}.'
-                if entry.result:
-                    did += f' {LABELS["result"]} {one_line(entry.result, 200)}'
-                lines.append(did)
-        if self.goal:
-            lines.append(f'{LABELS["goal"]} {one_line(self.goal, 200)}')
         if self.heard:
             lines.append(f'{LABELS["heard"]} "{one_line(self.heard, 300)}"')
         lines.append(f'{LABELS["see"]} {one_line(self.percept, 600)}')
