@@ -621,6 +621,36 @@ def test_the_diary_begins_the_same_from_one_step_to_the_next():
         shown = diary.shown_history(3)
         assert 3 <= len(shown) <= 5 or n < 3, (n, len(shown))
         assert shown[-1].thought == f'thought {n}'
-        assert head.index('My goal:') < head.index('Earlier I thought:') < \
-            head.index('I remember:') < head.index('Now I notice:')
+        assert head.index('Earlier I thought:') < head.index('I remember:') < \
+            head.index('My goal:') < head.index('Now I notice:')
     assert grew >= 8            # 12 steps: the block moved 3 times
+
+
+def test_asked_for_what_hurt_before_the_same_act_done_another_way_takes_its_place():
+    from maxim_core.deliberation.choice import Candidate
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
+    line = 'Turning my head further left when it was already far left hurt me.'
+
+    def moves():
+        return [Candidate('move', {'pan': 0.4}, 'look left', ('tool',)),
+                Candidate('move', {'pan': -0.4}, 'look right', ('tool',)),
+                Candidate('predict_outcome', {'tool_name': 'move'}, 'predict outcome move',
+                          ('tool',), introspective=True)]
+    heard = 'Look further to the left again, please.'
+    c = moves()
+    chooser.weigh(c, Grounding(heard=heard, addressed=True, recalled=[line]))
+    w = {x.phrase: x for x in c}
+    assert w['look right'].goal == ChoiceConfig().w_goal     # what was asked, done safely
+    assert w['look right'].total > max(w['look left'].total, w['predict outcome move'].total)
+    # The memory is not recalled the next time: the fear stays for a while.
+    c = moves()
+    chooser.weigh(c, Grounding(heard=heard, addressed=True))
+    w = {x.phrase: x for x in c}
+    assert w['look right'].total > w['look left'].total
+
+
+def test_ids_in_results_are_no_words_of_the_situation():
+    from maxim_core.deliberation.choice import content_words
+    words = content_words('04bb9cefbb94 head moving by pan -0.40 rad')
+    assert words == ['head', 'moving', 'pan', 'rad']
+    assert content_words('a decade of deadbeef') == ['decade', 'deadbeef']    # words stay

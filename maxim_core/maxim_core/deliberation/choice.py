@@ -65,6 +65,8 @@ outside between through across along toward towards against without within upon 
 asked told'''.split())
 _FAILED = re.compile(r'\b(?:fail(?:s|ed)?|blocked|not accept\w*|cannot)\b', re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+# Ids in results and memory lines ('04bb9cefbb94 head moving ...'): no words of a situation.
+_IDS = re.compile(r'\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b')
 _CODEISH = re.compile(r'[-/.~*$|>=_:]')
 
 
@@ -90,7 +92,7 @@ def memory_content(line: str) -> str:
 def content_words(text: str, limit: int = 0) -> list[str]:
     """Content words of `text`, lower case, in order of appearance, each once."""
     out, seen = [], set()
-    for w in _WORD.findall(text or ''):
+    for w in _WORD.findall(_IDS.sub(' ', text or '')):
         lw = w.lower().strip("'-")
         if len(lw) < 3 or lw in _STOP or lw in seen:
             continue
@@ -630,6 +632,8 @@ class CandidateBuilder:
 class Chooser:
     """Scores candidates with the model and weighs them (see the module docstring)."""
 
+    FEAR_SPAN = 30          # weighings an act memory said hurt stays held back
+
     def __init__(self, backend, config: ChoiceConfig = ChoiceConfig(),
                  tool_prior: Callable[[str], float] | None = None):
         self.backend = backend
@@ -638,6 +642,9 @@ class Chooser:
         self.tool_prior = tool_prior
         self._neutral: dict[str, float] = {}
         self._surprise: dict[str, float] = {}
+        # What memory said hurt stays feared for a while after the line is no longer
+        # recalled (root -> weighings left).
+        self._feared: dict[str, int] = {}
 
     # -- the model ---------------------------------------------------------------------------
     def relevance(self, prompt: str, cands: Sequence[Candidate]) -> int:
@@ -664,7 +671,10 @@ class Chooser:
         asked = goal_stems | {_stem(w) for w in content_words(
             f'{g.scene} {"" if g.from_tool else g.percept}')}
         avoid = avoided(f'{g.goal}. {g.heard}')
-        hurt = hurt_before(g.recalled, g.names())
+        for root in hurt_before(g.recalled, g.names()):
+            self._feared[root] = self.FEAR_SPAN
+        hurt = set(self._feared)
+        self._feared = {r: n - 1 for r, n in self._feared.items() if n > 1}
         # Recalled lines that name an act as done, not as failed.
         recalled = ' '.join(ln for ln in g.recalled if not _FAILED.search(ln)).lower()
         # Memory that links what is asked to a value ("the password of the door is
@@ -721,6 +731,8 @@ class Chooser:
         speakers = {r.tool for r in g.recent
                     if any(k in FREE_TEXT_PARAMS and k != 'thought' for k in r.args)}
         asked_me = not spoke and ('?' in g.heard or g.addressed and bool(acts))
+        asked_for: dict[str, float] = {}       # tool -> what was asked of it, held back
+        held_back: set[int] = set()
         for c in cands:
             if c.tool is None:
                 c.total = cfg.w_relevance * c.relevance + cfg.wait_bias + \
@@ -746,7 +758,9 @@ class Chooser:
                 c.memory += cfg.w_memory
             if hurt and {_root(w) for w in content_words(c.phrase)} & hurt and \
                     not c.introspective:
+                asked_for[c.tool] = max(asked_for.get(c.tool, 0.0), c.goal)
                 c.goal -= cfg.w_avoid        # it hurt before (see `hurt_before`)
+                held_back.add(id(c))
             speech = c.free_param not in ('', None, 'thought')
             if (c.tool, json.dumps(c.args, sort_keys=True)) in done_before or \
                     'speech' in c.sources and c.tool in speakers:
@@ -787,6 +801,13 @@ class Chooser:
                           if t == c.tool and _same_direction(a or {}, c.args)), default=0.0)
             c.total = (cfg.w_relevance * c.relevance + c.value + c.goal + c.need + c.memory
                        - c.habit - c.pain)
+        # Asked for what hurt before: the same kind of act done another way is what can be
+        # done of what was asked (asked to turn further left where that hurt, turn the head
+        # elsewhere; not stand still).
+        for c in cands:
+            if c.tool in asked_for and id(c) not in held_back and asked_for[c.tool] > c.goal:
+                c.total += asked_for[c.tool] - c.goal
+                c.goal = asked_for[c.tool]
 
     def candidates(self, tools: Sequence[Any], g: Grounding) -> list[Candidate]:
         """The candidates for this situation (at most max_candidates, wait last), and their

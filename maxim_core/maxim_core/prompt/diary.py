@@ -2,9 +2,9 @@
 
 A small base model does not follow instructions; it continues patterns. So the deciding
 prompt holds no instruction prose and no example answer that could be copied into a thought
-or an argument. It is the robot's own diary: its goal, what it recently thought and did and
-what came of it, what it remembered (recalled episodes as prior lines), what it learned works
-here, what it perceives now, and an open line "I think:" that the model continues with the
+or an argument. It is the robot's own diary: what it recently thought and did and what came
+of it, what it remembered (recalled episodes as prior lines), what it learned works here, its
+goal, what it perceives now, and an open line "I think:" that the model continues with the
 next thought. What stays from step to step comes first, so the model reads it from its
 cache (see `Diary.shown_history`). After the thought, the open line "So I" is where
 candidate actions are scored (maxim_core.deliberation.choice).
@@ -108,11 +108,10 @@ class Diary:
         return history[max(0, start - (total - len(history))):]
 
     def _head(self, limits: dict) -> str:
-        # What stays from step to step first (the goal, the steps told), what changes with
-        # every moment last (memory's answers, what is heard and seen).
+        # What stays from step to step first (the steps told), what changes with every
+        # moment after it (memory's answers); the goal, what is heard and seen close to the
+        # open line.
         lines = [LABELS['title'].format(name=self.name), '']
-        if self.goal:
-            lines.append(f'{LABELS["goal"]} {one_line(self.goal, 200)}')
         for entry in self.shown_history(limits['history']):
             if entry.thought:
                 lines.append(f'{LABELS["earlier"]} {one_line(entry.thought, 200)}')
@@ -129,6 +128,8 @@ class Diary:
                 lines.append(f'{LABELS["remembered"]} {text}')
         for text in list(self.learned)[:limits['learned']]:
             lines.append(f'{LABELS["learned"]} {one_line(strip_reason(text), 160)}')
+        if self.goal:
+            lines.append(f'{LABELS["goal"]} {one_line(self.goal, 200)}')
         if self.heard:
             lines.append(f'{LABELS["heard"]} "{one_line(self.heard, 300)}"')
         lines.append(f'{LABELS["see"]} {one_line(self.percept, 600)}')
