@@ -552,6 +552,9 @@ def test_a_move_remembered_as_hurting_is_held_back_and_other_moves_are_not():
     assert 'left' in hurt_before([line], []) and 'hurt' not in hurt_before([line], [])
     # The thing an act was on is not what hurt: examining the dragon stays open.
     assert 'drag' not in hurt_before(['The dragon burned me when I attacked it.'], ['dragon'])
+    assert 'atta' in hurt_before(['The dragon burned me when I attacked it.'], ['dragon'])
+    # A line that only mentions pain names no act that hurt.
+    assert not hurt_before(['respond worked: Look! I got a pain in my back, get closer.'], [])
 
     def moves():
         return [Candidate('move', {'pan': 0.4, 'tilt': 0.0}, 'look left', ('tool',)),

@@ -261,6 +261,11 @@ def avoided(text: str) -> set[str]:
 
 _HURT = re.compile(r'\b(?:hurt\w*|pain\w*|burn\w*|ouch|injur\w*|harm\w*|sting\w*)\b',
                    re.IGNORECASE)
+# An act that hurt the one who did it ("... hurt me", "burned me", "caused me pain"), not a
+# line that only mentions pain (a reply "I got a pain in my back" names no act that hurt).
+_HURT_ME = re.compile(r'\b(?:hurt|burn(?:ed|t)|injured|harmed|stung)\s+(?:me|my|itself)\b|'
+                      r'\b(?:caused|gave)\s+(?:me\s+)?pain\b|\bwas\s+painful\b',
+                      re.IGNORECASE)
 
 
 def hurt_before(recalled: Sequence[str], things: Sequence[str]) -> set[str]:
@@ -272,7 +277,7 @@ def hurt_before(recalled: Sequence[str], things: Sequence[str]) -> set[str]:
     out: set[str] = set()
     for line in recalled:
         text = memory_content(line)
-        if not _HURT.search(text):
+        if not _HURT_ME.search(text) or '"' in text:
             continue
         for w in content_words(_HURT.sub(' ', text)):
             root = _root(w)
