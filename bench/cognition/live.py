@@ -29,7 +29,7 @@ import tempfile
 import time
 
 from maxim_core.deliberation.choice import FREE_TEXT_PARAMS, is_template
-from maxim_core.recording.cognition import analyse, copies
+from maxim_core.recording.cognition import analyse, copies, cycles_of
 from maxim_core.recording.session import load
 
 
@@ -115,22 +115,6 @@ def run_sim(seconds: float, folder: str, sets=()) -> tuple[str, list[float], lis
     if not os.path.isfile(path):
         raise SystemExit(f'the sim run wrote no recording at {path}')
     return path, answers, seen, trace
-
-
-def cycles_of(calls: list[dict], thoughts: list[dict], slack_s: float = 0.1) -> list[tuple]:
-    """Each successful deliberation thought with the agent's calls of its cycle: the calls
-    that started and ended within [arrival - cycle_s, arrival] (wall times, `slack_s` for
-    the thought's way over DDS). Pure: (thought, [call indices])."""
-    out = []
-    for t in thoughts:
-        if t['kind'] != 0 or t['status'] != 0 or t['cycle_s'] <= 0:
-            continue
-        lo, hi = t['wall'] - t['cycle_s'] - slack_s, t['wall'] + slack_s
-        mine = [i for i, c in enumerate(calls)
-                if c.get('client') == 'agent' and c['t0'] >= lo and c['t1'] <= hi]
-        if mine:
-            out.append((t, mine))
-    return out
 
 
 def replay_alone(trace: str, thoughts: list[dict]) -> tuple[list, list, list]:

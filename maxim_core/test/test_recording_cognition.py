@@ -37,3 +37,20 @@ def test_named_grounded_and_copied_thoughts_are_counted():
     assert out['actions'] == 3 and out['actions_per_min'] == 3.0
     assert out['args'] == 3 and abs(out['grounded_arg_rate'] - 2 / 3) < 1e-9
     assert out['ungrounded'] == ["examine target='<your target>'"]
+
+
+def test_a_cycles_model_calls_are_those_within_its_span():
+    """bench/cognition/live.py replays each cycle's own calls: the agent's calls that
+    started and ended within the cycle's span before its thought arrived."""
+    from maxim_core.recording.cognition import cycles_of
+    calls = [{'client': 'agent', 't0': 100.0, 't1': 101.0},     # cycle A
+             {'client': 'agent', 't0': 101.1, 't1': 103.0},     # cycle A
+             {'client': 'fear', 't0': 103.2, 't1': 103.5},      # not the agent's
+             {'client': 'agent', 't0': 104.0, 't1': 106.0},     # cycle B
+             {'client': 'agent', 't0': 110.0, 't1': 111.0}]     # idle: no thought after
+    thoughts = [{'wall': 103.05, 'kind': 0, 'status': 0, 'cycle_s': 3.1},
+                {'wall': 106.05, 'kind': 0, 'status': 0, 'cycle_s': 2.5},
+                {'wall': 107.0, 'kind': 0, 'status': 4, 'cycle_s': 1.0},    # cancelled
+                {'wall': 108.0, 'kind': 1, 'status': 0, 'cycle_s': 1.0}]    # idle kind
+    got = cycles_of(calls, thoughts)
+    assert [mine for _, mine in got] == [[0, 1], [3]]

@@ -108,3 +108,19 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
         'cycle_p90_s': (statistics.quantiles(cycles, n=10)[-1] if len(cycles) >= 2
                         else (cycles[0] if cycles else 0.0)),
     }
+
+
+def cycles_of(calls: list[dict], thoughts: list[dict], slack_s: float = 0.1) -> list[tuple]:
+    """Each successful deliberation thought with the agent's calls of its cycle: the calls
+    that started and ended within [arrival - cycle_s, arrival] (wall times, `slack_s` for
+    the thought's way over DDS). Pure: (thought, [call indices])."""
+    out = []
+    for t in thoughts:
+        if t['kind'] != 0 or t['status'] != 0 or t['cycle_s'] <= 0:
+            continue
+        lo, hi = t['wall'] - t['cycle_s'] - slack_s, t['wall'] + slack_s
+        mine = [i for i, c in enumerate(calls)
+                if c.get('client') == 'agent' and c['t0'] >= lo and c['t1'] <= hi]
+        if mine:
+            out.append((t, mine))
+    return out
