@@ -657,3 +657,26 @@ def test_ids_in_results_are_no_words_of_the_situation():
     words = content_words('04bb9cefbb94 head moving by pan -0.40 rad')
     assert words == ['head', 'moving', 'pan', 'rad']
     assert content_words('a decade of deadbeef') == ['decade', 'deadbeef']    # words stay
+
+
+def test_words_that_ask_for_an_act_are_answered_by_the_act_first():
+    from maxim_core.deliberation.choice import Candidate
+
+    def cands():
+        out = [Candidate('respond', {'text': ''}, 'respond', ('speech',), free_param='text'),
+               Candidate('move', {'pan': -0.4}, 'look right', ('tool',))]
+        out[0].relevance, out[1].relevance = 2.0, 0.5
+        return out
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
+    for heard, capped in (('The user says: "Hello Maxim, please look at the red ball."', True),
+                          ('Look further to the left again, please.', True),
+                          ('Hello Maxim, my name is Ada.', False),
+                          ('Do you see the ball? Look at it.', False)):
+        c = cands()
+        chooser.weigh(c, Grounding(heard=heard, addressed=True, acts_since_heard=0))
+        assert (c[0].relevance == 0.0) == capped, heard
+    c = cands()                 # once acted on, the reply is due (no cap, the answer term)
+    chooser.weigh(c, Grounding(heard='Please look at the red ball.', addressed=True,
+                               acts_since_heard=1, acts_since_news=1,
+                               recent=[_act('move', {'pan': -0.4})]))
+    assert c[0].relevance == 2.0 and c[0].goal >= ChoiceConfig().w_answer

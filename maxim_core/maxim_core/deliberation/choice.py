@@ -736,6 +736,15 @@ class Chooser:
         speakers = {r.tool for r in g.recent
                     if any(k in FREE_TEXT_PARAMS and k != 'thought' for k in r.args)}
         asked_me = not spoke and ('?' in g.heard or g.addressed and bool(acts))
+        # Words that ask for an act ("please look at the red ball": a sentence that opens,
+        # after a greeting, with the verb of one of the robot's acts) ask for the act, not
+        # for words: until the robot has acted on them, its liking for a reply is not
+        # counted (the answer is due after acting, see `asked_me`).
+        verbs = {c.phrase.split()[0].lower() for c in cands
+                 if c.tool is not None and 'speech' not in c.sources and c.phrase.split()}
+        requested = g.addressed and '?' not in g.heard and g.acts_since_heard == 0 and any(
+            w.lower() in verbs for part in re.split(r'[.!;:"]', g.heard)
+            for w in _WORD.findall(part)[:4])
         asked_for: dict[str, float] = {}       # tool -> what was asked of it, held back
         held_back: set[int] = set()
         for c in cands:
@@ -768,7 +777,7 @@ class Chooser:
                 held_back.add(id(c))
             speech = c.free_param not in ('', None, 'thought')
             if (c.tool, json.dumps(c.args, sort_keys=True)) in done_before or \
-                    'speech' in c.sources and c.tool in speakers:
+                    'speech' in c.sources and (c.tool in speakers or requested):
                 # A model finds what its text holds likely (it copies): an act the diary
                 # tells as done gains nothing from the model for being there again.
                 c.relevance = min(c.relevance, 0.0)
