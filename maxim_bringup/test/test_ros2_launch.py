@@ -70,6 +70,9 @@ def ros2(domain_id: int, *args, timeout=60.0) -> subprocess.CompletedProcess:
         output = done.stderr + done.stdout
         if 'Node not found' not in output and SHM_PORT_NOISE not in output:
             break
+        noise = [line for line in output.splitlines() if SHM_PORT_NOISE in line]
+        print(f'ros2 {" ".join(args[:2])}: tried again after '
+              f'{noise[:2] if noise else "Node not found"}')
     return done
 
 
