@@ -128,8 +128,9 @@ def clean_stale_shm(path: str = '/dev/shm') -> list[str]:
     the port's mutex (`sem.fastrtps_port<N>_mutex`). A lock held by anyone, shared or
     exclusive, keeps everything of it. The probe never creates a lock file (Fast DDS's own
     probe does), only checks that the file it locked is still the one at that name, and
-    removes the files while holding the lock, so a participant starting at that moment fails
-    to take that port and takes the next one, as it does when a live process holds a port.
+    removes the files while holding the lock: a participant opening that very port in those
+    microseconds fails to lock it and, for its own unicast port, takes the next one, as when
+    a live process holds it (`fastdds shm clean` has the same window).
 
     Files without a lock file beside them are kept: a port segment whose listener closed
     cleanly stays while a writer still has it open, and nothing tells a live writer from a
@@ -142,8 +143,8 @@ def clean_stale_shm(path: str = '/dev/shm') -> list[str]:
     check's timeout before replacing it, and discovery on a crowded /dev/shm slowed until
     services were not found within half a minute. Hence the `maxim` command and the launch
     files clean before their first participant, and the test session before its first test.
-    Cleaning is safe at any time, live processes of any user and domain keep their files
-    (and a file of another user cannot be removed anyway: /dev/shm is sticky).
+    Live processes of any user and domain keep their files, so it may run while other ROS
+    processes run (a file of another user cannot be removed anyway: /dev/shm is sticky).
     """
     try:
         names = os.listdir(path)
