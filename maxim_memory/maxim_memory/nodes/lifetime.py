@@ -74,14 +74,18 @@ def run(make_node, args=None, executor=None) -> None:
     # Once, now: with the parent gone, the parent process "now" is whoever adopted us.
     parent = launching_parent()
     die_with_parent()
-    stop = threading.Event()
+    stop = threading.Event()        # set by the spin thread when it ends
+    # Set by the signal handlers, which must take no lock: Event.set() takes the lock that
+    # the interrupted main thread may be holding inside Event.wait(), and a SIGTERM landing
+    # there (a launch killed: every node gets one at once) deadlocked the node for good.
+    signalled = []
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda *_: signalled.append(True))
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = spin_thread = exec_ = None
     halt = threading.Event()      # the spin loop ends (after the node has quiesced)
     try:
-        if stop.is_set():
+        if signalled:
             return
         node = make_node()
         exec_ = executor() if executor is not None else SingleThreadedExecutor()
@@ -101,9 +105,10 @@ def run(make_node, args=None, executor=None) -> None:
 
         spin_thread = threading.Thread(target=spin, name='spin', daemon=True)
         spin_thread.start()
-        while not stop.wait(0.5):
+        while not (signalled or stop.is_set()):
             if os.getppid() != parent:   # the parent-death signal's backstop
                 break
+            time.sleep(0.1)
     finally:
         # A terminal's Ctrl-C reaches every process of the group and launch sends its own
         # SIGINT too: the second one must not cut the stop short, nor kill the interpreter
