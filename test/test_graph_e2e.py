@@ -103,7 +103,9 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
         assert send.done() and send.result().accepted, 'the Deliberate goal was not accepted'
         result_future = send.result().get_result_async()
         spin_until(executor, result_future.done, 150.0)
-        assert result_future.done(), 'the Deliberate goal gave no result'
+        assert result_future.done(), (
+            f'the Deliberate goal gave no result in 150 s ({len(feedback)} thoughts streamed '
+            'as feedback: none means it never started, some that the model was still at it)')
         result = result_future.result().result
         assert result.cycles == 1 and result.thoughts and feedback
         assert result.status in (Deliberate.Result.STATUS_READY,
