@@ -3,8 +3,17 @@ process as `./maxim headless` composes them; a person's words cross DDS as a Per
 back as thoughts, and the pass is written down as an episode the memory node answers for."""
 
 import threading
+import time
 
 import pytest
+
+
+def spin_until(executor, condition, timeout_s: float) -> None:
+    """Spin until `condition()` or `timeout_s` seconds (by the clock: a spin_once returns at
+    once when messages are waiting, so a count of spins is no measure of time)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.05)
 
 
 @pytest.mark.ros
@@ -46,13 +55,13 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
         msg = Percept(percept_id='e2e-1', source=Percept.SOURCE_USER, source_name='test',
                       narrative='The user says: "Please look at the red ball on your left."',
                       salience=1.0, novelty=1.0)
-        sent = 0
-        for _ in range(3000):  # up to ~150 s on a loaded 2-core machine
-            if episodes:
-                break
-            if sent < 3 and not thoughts and _ % 40 == 0:
+        sent, next_send = 0, 0.0
+        deadline = time.monotonic() + 150.0     # a loaded 2-core machine, the real model
+        while not episodes and time.monotonic() < deadline:
+            # Until a thought shows the percept arrived: again every 2 s, three times at most.
+            if sent < 3 and not thoughts and time.monotonic() >= next_send:
                 pub.publish(msg)
-                sent += 1
+                sent, next_send = sent + 1, time.monotonic() + 2.0
             executor.spin_once(timeout_sec=0.05)
         assert thoughts, 'no thought came back'
         assert episodes, 'no episode was written'
@@ -74,10 +83,7 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
             assert ep.intent == 'no action'
         assert recall.wait_for_service(timeout_sec=10)
         future = recall.call_async(MemoryRecall.Request(query='red ball', limit=5))
-        for _ in range(200):
-            if future.done():
-                break
-            executor.spin_once(timeout_sec=0.05)
+        spin_until(executor, future.done, 30.0)
         assert future.done() and future.result().available
         assert any(e.episode_id == ep.episode_id for e in future.result().episodes)
 
@@ -91,15 +97,15 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
                                                narrative='A blue box appears in front of you.'),
                                max_cycles=1, force=True, execute=False)
         send = client.send_goal_async(goal, feedback_callback=feedback.append)
-        for _ in range(200):
-            if send.done():
-                break
-            executor.spin_once(timeout_sec=0.05)
+        # The agent answers the goal request between deliberations: the percept above (sent
+        # up to three times) may still be thought about on the real model.
+        spin_until(executor, send.done, 150.0)
+        assert send.done() and send.result().accepted, 'the Deliberate goal was not accepted'
         result_future = send.result().get_result_async()
-        for _ in range(3000):
-            if result_future.done():
-                break
-            executor.spin_once(timeout_sec=0.05)
+        spin_until(executor, result_future.done, 150.0)
+        assert result_future.done(), (
+            f'the Deliberate goal gave no result in 150 s ({len(feedback)} thoughts streamed '
+            'as feedback: none means it never started, some that the model was still at it)')
         result = result_future.result().result
         assert result.cycles == 1 and result.thoughts and feedback
         assert result.status in (Deliberate.Result.STATUS_READY,

@@ -85,11 +85,16 @@ def dds_profile_actions():
     """Maxim's Fast DDS profile for every process launched (config/fastdds.xml, or
     fastdds_localhost.xml with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST: a shared-memory segment
     that holds camera frames), unless the user set one; a warning instead where /dev/shm is too
-    small (maxim_bringup/dds.py)."""
+    small (maxim_bringup/dds.py). The shared-memory files of Fast DDS processes that ended
+    without closing them (a launch killed before) are removed first: dds.clean_stale_shm."""
     from maxim_bringup import dds
+    stale = dds.clean_stale_shm()
     updates, warning = dds.choose(os.environ, dds.shm_free_bytes(),
                                   dds.profile_path(os.environ))
     actions = [SetEnvironmentVariable(name, value) for name, value in updates.items()]
+    if stale:
+        actions.append(LogInfo(msg=f'maxim: removed {len(stale)} shared-memory files of Fast '
+                                   'DDS processes that ended without closing them'))
     if warning:
         actions.append(LogInfo(msg=f'maxim: {warning}'))
     return actions

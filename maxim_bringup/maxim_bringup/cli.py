@@ -171,6 +171,10 @@ def main(argv: list[str] | None = None) -> None:
     # Before any participant exists: the frame transport of every node this command starts.
     from maxim_bringup import dds
     dds.apply()
+    stale = dds.clean_stale_shm()
+    if stale:
+        print(f'maxim: removed {len(stale)} shared-memory files of Fast DDS processes that '
+              'ended without closing them', file=sys.stderr, flush=True)
     if argv[:1] == ['scenario']:  # the simulation orchestrator has its own command line
         from maxim_core.sim.cli import main as scenario_main
         if argv[1:2] in (['list'], ['generate']):

@@ -15,9 +15,14 @@ service replies under load (see `profile_name`).
 A profile the user already chose is kept. Where /dev/shm has too little room for the segments
 (a container's default 64 MB), the profile is left out and one warning says what that costs
 and how to fix it. `MAXIM_DDS_PROFILE=off` leaves Fast DDS's defaults.
+
+`clean_stale_shm` removes the shared-memory files of Fast DDS processes that ended without
+closing them (killed, crashed), by the rule of Fast DDS's own `fastdds shm clean`.
 """
 
+import fcntl
 import os
+import re
 import shutil
 
 PROFILE_VARS = ('FASTRTPS_DEFAULT_PROFILES_FILE', 'FASTDDS_DEFAULT_PROFILES_FILE')
@@ -104,3 +109,79 @@ def apply(environ=None, warn=None) -> dict:
         else:
             warn(warning)
     return updates
+
+
+# Fast DDS 2.x (Jazzy) names its files fastrtps_*, Fast DDS 3 fastdds_*.
+_SEGMENT_LOCK = re.compile(r'^(fastrtps|fastdds)_[0-9a-f]{16}_(el|sl)$')
+_PORT_LOCK = re.compile(r'^(fastrtps|fastdds)_port\d{1,5}_(el|sl)$')
+
+
+def clean_stale_shm(path: str = '/dev/shm') -> list[str]:
+    """Remove the Fast DDS shared-memory files whose owner is gone; returns the paths removed.
+
+    The rule is that of `fastdds shm clean` (Fast DDS's RobustExclusiveLock and
+    RobustSharedLock): every segment (`fastrtps_<16 hex>`) and every port a participant
+    listens on (`fastrtps_port<N>`) has a lock file beside it (`_el`, or `_sl` for a port
+    shared by several listeners) that its owner holds with flock() for as long as it lives.
+    The kernel drops a flock when the process dies, however it dies. So a lock file that can
+    be locked exclusively belongs to nobody: it goes with its segment, or with its port and
+    the port's mutex (`sem.fastrtps_port<N>_mutex`). A lock held by anyone, shared or
+    exclusive, keeps everything of it. The probe never creates a lock file (Fast DDS's own
+    probe does), only checks that the file it locked is still the one at that name, and
+    removes the files while holding the lock: a participant opening that very port in those
+    microseconds fails to lock it and, for its own unicast port, takes the next one, as when
+    a live process holds it (`fastdds shm clean` has the same window).
+
+    Files without a lock file beside them are kept: a port segment whose listener closed
+    cleanly stays while a writer still has it open, and nothing tells a live writer from a
+    dead one there; such a port is healthy, Fast DDS reuses it as it is.
+
+    Why it matters: a process killed with SIGKILL (a test that checks what happens when a
+    launch dies, a crash, `kill -9`) leaves its segments (16 MB each with the project's
+    profile) and its ports behind. A port left by a listener killed while waiting fails
+    Fast DDS's health check; every process that then writes to that port number waits the
+    check's timeout before replacing it, and discovery on a crowded /dev/shm slowed until
+    services were not found within half a minute. Hence the `maxim` command and the launch
+    files clean before their first participant, and the test session before its first test.
+    Live processes of any user and domain keep their files, so it may run while other ROS
+    processes run (a file of another user cannot be removed anyway: /dev/shm is sticky).
+    """
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return []
+    removed = []
+    for name in sorted(names):
+        port = _PORT_LOCK.match(name)
+        if not port and not _SEGMENT_LOCK.match(name):
+            continue
+        lock = os.path.join(path, name)
+        try:
+            fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            continue            # gone meanwhile, or not ours to open
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue        # its owner lives (EWOULDBLOCK), or no telling: kept
+            try:
+                still = os.stat(lock, follow_symlinks=False)
+            except FileNotFoundError:
+                continue        # its owner closed it meanwhile
+            mine = os.fstat(fd)
+            if (still.st_dev, still.st_ino) != (mine.st_dev, mine.st_ino):
+                continue        # a new owner made a new one at that name
+            base = name[:-3]
+            victims = [base] + ([f'sem.{base}_mutex'] if port else []) + [name]
+            for victim in victims:
+                try:
+                    os.unlink(os.path.join(path, victim))
+                except FileNotFoundError:
+                    continue
+                except PermissionError:
+                    break       # another user's: leave the rest of it too
+                removed.append(os.path.join(path, victim))
+        finally:
+            os.close(fd)
+    return removed

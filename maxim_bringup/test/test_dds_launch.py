@@ -38,6 +38,8 @@ def test_launched_processes_get_the_project_profile_or_keep_the_users(tmp_path, 
 
     from maxim_bringup import dds
     common = _common()
+    # (what another process on this machine left in /dev/shm must not change the actions)
+    monkeypatch.setattr(dds, 'clean_stale_shm', lambda path='/dev/shm': [])
     monkeypatch.setenv('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
     monkeypatch.delenv('MAXIM_DDS_PROFILE', raising=False)
     for name in dds.PROFILE_VARS:
@@ -58,3 +60,11 @@ def test_launched_processes_get_the_project_profile_or_keep_the_users(tmp_path, 
     actions = common.dds_profile_actions()
     assert len(actions) == 1 and isinstance(actions[0], LogInfo)
     assert _launch(actions, tmp_path / 'c.txt') == '<unset>'
+
+    # Stale shared-memory files are removed before the launch's processes start, and said.
+    monkeypatch.setattr(dds, 'clean_stale_shm',
+                        lambda path='/dev/shm': ['/dev/shm/fastrtps_port7411', 'x_el'])
+    actions = common.dds_profile_actions()
+    said = [a for a in actions if isinstance(a, LogInfo)]
+    assert len(said) == 2
+    assert 'removed 2 shared-memory files' in ''.join(part.text for part in said[0].msg)

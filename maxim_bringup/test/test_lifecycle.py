@@ -100,3 +100,63 @@ def test_direct_transport_on_real_lifecycle_nodes(tmp_path):
         bad.destroy_node()
     finally:
         rclpy.try_shutdown(context=ctx)
+
+
+@pytest.mark.ros
+def test_a_lost_get_state_reply_is_asked_again_within_the_budget():
+    """ServiceTransport over real DDS, against a get_state service whose first reply comes
+    too late (as one DDS dropped never comes): the state is asked again and answered."""
+    import threading
+    import time
+
+    import rclpy
+    from lifecycle_msgs.srv import GetState
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import MultiThreadedExecutor
+
+    from maxim_bringup.nodes.lifecycle_manager import ServiceTransport
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    server = rclpy.create_node('slow_lc', context=ctx)
+    manager = rclpy.create_node('manager', context=ctx)
+    group = ReentrantCallbackGroup()
+    asked, delays = [], [2.0]      # the first reply is late: the manager stopped waiting
+
+    def get_state(_request, response):
+        asked.append(time.monotonic())
+        if delays:
+            time.sleep(delays.pop())
+        response.current_state.id = INACTIVE
+        return response
+
+    server.create_service(GetState, 'slow_lc/get_state', get_state, callback_group=group)
+    executor = MultiThreadedExecutor(num_threads=4, context=ctx)
+    executor.add_node(server)
+    executor.add_node(manager)
+    halt = threading.Event()
+
+    def spin_loop():
+        while not halt.is_set():
+            executor.spin_once(timeout_sec=0.1)
+
+    spin = threading.Thread(target=spin_loop, daemon=True)
+    spin.start()
+    try:
+        transport = ServiceTransport(manager, ['slow_lc'], 30.0, 30.0, threading.Event(),
+                                     ReentrantCallbackGroup())
+        transport.ASK_AGAIN_S = 0.5
+        assert transport.state('slow_lc') == INACTIVE
+        assert len(asked) >= 2
+        transport.timeout_s = 0.2           # the overall budget still holds
+        delays.append(1.0)
+        with pytest.raises(LifecycleError, match='no answer within 0.2 s'):
+            transport.state('slow_lc')
+        time.sleep(1.2)                     # the late reply is sent before the teardown
+    finally:
+        halt.set()
+        spin.join(timeout=10.0)
+        executor.shutdown(timeout_sec=5.0)
+        server.destroy_node()
+        manager.destroy_node()
+        rclpy.try_shutdown(context=ctx)

@@ -70,6 +70,9 @@ def ros2(domain_id: int, *args, timeout=60.0) -> subprocess.CompletedProcess:
         output = done.stderr + done.stdout
         if 'Node not found' not in output and SHM_PORT_NOISE not in output:
             break
+        noise = [line for line in output.splitlines() if SHM_PORT_NOISE in line]
+        print(f'ros2 {" ".join(args[:2])}: tried again after '
+              f'{noise[:2] if noise else "Node not found"}')
     return done
 
 
@@ -87,6 +90,28 @@ def session_pids(sid: int) -> set[int]:
         if fields[0] != 'Z' and int(fields[3]) == sid:
             pids.add(int(entry))
     return pids
+
+
+def what_it_does(pid: int) -> str:
+    """A process's name, state and where each of its threads waits in the kernel (for the
+    message of a test a process outlived)."""
+    threads = []
+    try:
+        for tid in sorted(os.listdir(f'/proc/{pid}/task'), key=int):
+            parts = {}
+            for field in ('comm', 'wchan'):
+                try:
+                    with open(f'/proc/{pid}/task/{tid}/{field}', encoding='utf-8') as f:
+                        parts[field] = f.read().strip()
+                except OSError:
+                    parts[field] = '?'
+            threads.append(f'{parts["comm"]}:{parts["wchan"]}')
+        with open(f'/proc/{pid}/status', encoding='utf-8') as f:
+            state = next((line.split(None, 1)[1].strip() for line in f
+                          if line.startswith('State:')), '?')
+    except OSError:
+        return f'{pid} (gone)'
+    return f'{pid} {process_name(pid)} [{state}] threads: {", ".join(threads)}'
 
 
 def process_name(pid: int) -> str:
@@ -474,7 +499,7 @@ def test_lifecycle_manager_on_request_and_nodes_end_with_their_launch(tmp_path):
         launch.proc.wait(timeout=10)
         seconds = launch.wait_gone()
         print(f'\nlaunch killed: every node gone in {seconds:.2f} s')
-        left = {pid: process_name(pid) for pid in session_pids(launch.sid)}
+        left = [what_it_does(pid) for pid in session_pids(launch.sid)]
         assert seconds != float('inf'), f'left running: {left}\n{launch.output()}'
     finally:
         probe.close()
@@ -499,7 +524,8 @@ def test_a_missing_package_ends_the_launch_and_every_node_it_started(tmp_path):
         seconds = launch.wait_gone()
         out = launch.output()
         print(f'\nmissing package: launch and every node gone in {seconds:.2f} s')
-        assert seconds != float('inf'), f'left running: {session_pids(launch.sid)}\n{out}'
+        left = [what_it_does(pid) for pid in session_pids(launch.sid)]
+        assert seconds != float('inf'), f'left running: {left}\n{out}'
         assert "package 'robot_state_publisher' not found" in out, out
     finally:
         launch.close()

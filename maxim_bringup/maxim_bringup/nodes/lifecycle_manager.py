@@ -2,6 +2,7 @@
 (as nav2_lifecycle_manager does), and down in reverse order when asked."""
 
 import threading
+import time
 
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
@@ -22,7 +23,17 @@ _TRANSITIONS = {'configure': Transition.TRANSITION_CONFIGURE,
 
 class ServiceTransport:
     """Lifecycle transitions of nodes in other processes, through their lifecycle services,
-    every wait bounded."""
+    every wait bounded.
+
+    A get_state unanswered for ASK_AGAIN_S is asked again, within the same overall budget:
+    a service can take a request before it has discovered the client's reply reader (both
+    processes just started), and DDS then drops the reply ("failed to send response") while
+    the client would wait its whole budget for it. Asking the state again is harmless; a
+    transition is not asked twice (the first get_state answered means the two processes have
+    discovered each other).
+    """
+
+    ASK_AGAIN_S = 5.0
 
     def __init__(self, node: Node, names, wait_s: float, timeout_s: float, stop, group):
         self.node, self.wait_s, self.timeout_s, self.stop = node, wait_s, timeout_s, stop
@@ -31,7 +42,7 @@ class ServiceTransport:
         self.set = {n: node.create_client(ChangeState, f'{n}/change_state',
                                           callback_group=group) for n in names}
 
-    def _call(self, client, request, what: str):
+    def _call(self, client, request, what: str, again_s: float | None = None):
         waited = 0.0
         while not client.wait_for_service(timeout_sec=0.5):
             waited += 0.5
@@ -40,16 +51,24 @@ class ServiceTransport:
             if waited >= self.wait_s:
                 raise LifecycleError(f'{what}: no {client.srv_name} service after '
                                      f'{self.wait_s:g} s')
-        future = client.call_async(request)
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        if not done.wait(self.timeout_s):
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            future = client.call_async(request)
+            done = threading.Event()
+            future.add_done_callback(lambda _f, done=done: done.set())
+            left = deadline - time.monotonic()
+            if done.wait(max(0.0, min(left, again_s) if again_s else left)):
+                return future.result()
             client.remove_pending_request(future)
-            raise LifecycleError(f'{what}: no answer within {self.timeout_s:g} s')
-        return future.result()
+            if again_s is None or time.monotonic() >= deadline or self.stop.is_set():
+                raise LifecycleError(f'{what}: no answer within {self.timeout_s:g} s')
+            self.node.get_logger().warning(
+                f'{what}: no answer within {again_s:g} s, asking again (a reply sent before '
+                'the node discovered this one is lost)')
 
     def state(self, name: str) -> int:
-        return self._call(self.get[name], GetState.Request(), f'{name} state').current_state.id
+        return self._call(self.get[name], GetState.Request(), f'{name} state',
+                          self.ASK_AGAIN_S).current_state.id
 
     def change(self, name: str, transition: str) -> tuple[bool, str]:
         request = ChangeState.Request()

@@ -90,5 +90,10 @@ class DeliberateServer:
         result.status_msg = res.status_msg or res.status
         result.deliberation_id, result.cycles = res.deliberation_id, int(res.cycles)
         result.action_json, result.thoughts = res.action_json, feedback
-        handle.canceled() if res.status == 'cancelled' else handle.succeed()
+        if res.status != 'cancelled':
+            handle.succeed()
+        elif handle.is_cancel_requested:
+            handle.canceled()
+        else:       # the agent stopping ended it: no client asked, so it cannot be 'canceled'
+            handle.abort()
         return result

@@ -23,6 +23,7 @@ _PR_SET_PDEATHSIG = 1
 STOP_TIMEOUT_S = 2.0        # the executor's own shutdown; the whole stop stays under 3 s
 QUIESCE_S = 0.2             # after quiesce(): the last results and replies go out
 ORPHAN_STOP_S = 10.0        # with the parent gone, a stop that takes longer ends the process
+ORPHAN_KILL_S = 12          # and the kernel ends it, should the interpreter itself be stuck
 
 
 LAUNCH_PID = 'MAXIM_LAUNCH_PID'   # set by the launch files: the process that started us
@@ -70,15 +71,21 @@ def run(make_node, args=None, executor=None) -> None:
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
+    # Once, now: with the parent gone, the parent process "now" is whoever adopted us.
+    parent = launching_parent()
     die_with_parent()
-    stop = threading.Event()
+    stop = threading.Event()        # set by the spin thread when it ends
+    # Set by the signal handlers, which must take no lock: Event.set() takes the lock that
+    # the interrupted main thread may be holding inside Event.wait(), and a SIGTERM landing
+    # there (a launch killed: every node gets one at once) deadlocked the node for good.
+    signalled = []
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda *_: signalled.append(True))
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = spin_thread = exec_ = None
     halt = threading.Event()      # the spin loop ends (after the node has quiesced)
     try:
-        if stop.is_set():
+        if signalled:
             return
         node = make_node()
         exec_ = executor() if executor is not None else SingleThreadedExecutor()
@@ -98,21 +105,27 @@ def run(make_node, args=None, executor=None) -> None:
 
         spin_thread = threading.Thread(target=spin, name='spin', daemon=True)
         spin_thread.start()
-        parent = launching_parent()
-        while not stop.wait(0.5):
+        while not (signalled or stop.is_set()):
             if os.getppid() != parent:   # the parent-death signal's backstop
                 break
+            time.sleep(0.1)
     finally:
         # A terminal's Ctrl-C reaches every process of the group and launch sends its own
         # SIGINT too: the second one must not cut the stop short, nor kill the interpreter
         # while it finalizes (Python restores the default handler then, unless ignored).
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if os.getppid() != launching_parent():
+        if os.getppid() != parent:
             # Nobody waits for this stop (the launch died): a node stuck on a peer that died
             # with it (a reply that never comes) must not outlive it.
             watchdog = threading.Timer(ORPHAN_STOP_S, _orphan_exit)
             watchdog.daemon = True
             watchdog.start()
+            # The timer is Python code: it never runs while a call into the DDS library holds
+            # the interpreter (rclpy's C calls keep the GIL; destroying a participant can wait
+            # on a peer's shared-memory port). SIGALRM's default action ends the process in
+            # the kernel, whatever the interpreter is doing.
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(ORPHAN_KILL_S)
         if node is not None:
             _stop_node(node, exec_, spin_thread, halt)
         rclpy.try_shutdown()

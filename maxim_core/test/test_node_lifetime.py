@@ -1,0 +1,78 @@
+"""nodes/lifetime.py: a node whose launching process dies ends, even when its stop is stuck
+in a call that holds the interpreter (as rclpy's C calls do), so the Python watchdog timer
+cannot run."""
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from maxim_core.nodes import lifetime
+
+# The launching process: starts the node process, prints its pid, then waits to be killed.
+LAUNCHER = textwrap.dedent('''
+    import subprocess, sys, time
+    node = subprocess.Popen([sys.executable, '-c', sys.argv[1]])
+    print(node.pid, flush=True)
+    time.sleep(120)
+    ''')
+
+# A node whose quiesce() blocks in C while holding the GIL (ctypes.PyDLL keeps it).
+NODE = textwrap.dedent('''
+    import ctypes, rclpy.node
+    from maxim_core.nodes.lifetime import run
+
+    class Stuck(rclpy.node.Node):
+        def quiesce(self):
+            ctypes.PyDLL(None).sleep(120)
+
+    def make():
+        node = Stuck('stuck_on_stop')
+        print('up', flush=True)
+        return node
+
+    run(make)
+    ''')
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f'/proc/{pid}/stat', encoding='utf-8') as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_an_orphan_stuck_holding_the_interpreter_is_ended_by_the_kernel():
+    launcher = subprocess.Popen([sys.executable, '-c', LAUNCHER, NODE],
+                                stdout=subprocess.PIPE, text=True)
+    node_pid = None
+    try:
+        assert select.select([launcher.stdout], [], [], 30)[0], 'the launcher did not start'
+        node_pid = int(launcher.stdout.readline())
+        assert select.select([launcher.stdout], [], [], 60)[0], 'the node did not start'
+        assert launcher.stdout.readline().strip() == 'up'
+        time.sleep(0.5)                         # into its spin loop
+        assert alive(node_pid)
+        launcher.send_signal(signal.SIGKILL)
+        launcher.wait(timeout=10)
+        t0 = time.monotonic()
+        while alive(node_pid) and time.monotonic() - t0 < lifetime.ORPHAN_KILL_S + 15:
+            time.sleep(0.1)
+        gone = time.monotonic() - t0
+        print(f'\norphan stuck holding the interpreter: gone after {gone:.1f} s')
+        assert not alive(node_pid), 'the orphan outlived its stop deadline'
+        assert gone >= lifetime.ORPHAN_STOP_S      # the timer could not run: the alarm did
+    finally:
+        launcher.kill()
+        launcher.wait(timeout=10)
+        launcher.stdout.close()
+        if node_pid is not None and alive(node_pid):
+            os.kill(node_pid, signal.SIGKILL)
