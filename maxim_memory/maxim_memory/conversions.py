@@ -52,22 +52,9 @@ def stamp_to_seconds(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
-def stamp_to_wall(stamp, wall_now: float, ros_now: float | None = None) -> float:
-    """A message's stamp as wall time, the time memory keeps records in (they outlive a
-    run): a stamp in robot time (sim time starts at 0 with every simulated run) is placed
-    as far from `wall_now` as it is from the node's ROS clock `ros_now`; on a clock that is
-    wall time already it is kept as it is. `wall_now` when unstamped."""
-    t = stamp_to_seconds(stamp)
-    if not t:
-        return wall_now
-    offset = 0.0 if ros_now is None else wall_now - ros_now
-    return t if abs(offset) < 1.0 else t + offset      # the same clock: the stamp as it is
-
-
-def msg_to_episode(msg: Episode, now: float, ros_now: float | None = None) -> EpisodicMemory:
-    """An Episode message as a hippocampal record (its id kept; its stamp as wall time, see
-    `stamp_to_wall`)."""
-    t = stamp_to_wall(msg.header.stamp, now, ros_now)
+def msg_to_episode(msg: Episode, now: float) -> EpisodicMemory:
+    """An Episode message as a hippocampal record (its id kept; `now` when unstamped)."""
+    t = stamp_to_seconds(msg.header.stamp) or now
     if not -1.0 <= msg.valence <= 1.0 or not msg.duration_s >= 0.0:
         raise ConversionError(f'valence {msg.valence} must be in -1..1 and duration_s '
                               f'{msg.duration_s} >= 0')
@@ -110,7 +97,7 @@ def episode_to_dict(rec: MemoryRecord, score: float = 0.0) -> dict[str, Any]:
             'compressed': s.compressed}
 
 
-def msg_to_pain(msg: PainSignal, now: float, ros_now: float | None = None):
+def msg_to_pain(msg: PainSignal, now: float):
     """A PainSignal as the pain module's PainEvent."""
     from maxim_memory.pain import PAIN_TYPES as KNOWN, PainEvent  # may be absent: see hub
     name = msg.type_name or PAIN_NAMES.get(msg.pain_type, '')
@@ -119,8 +106,7 @@ def msg_to_pain(msg: PainSignal, now: float, ros_now: float | None = None):
     if not 0.0 <= msg.intensity <= 1.0:
         raise ConversionError(f'pain intensity {msg.intensity} is outside 0..1')
     return PainEvent(pain_type=name, intensity=float(msg.intensity), source=msg.source,
-                     message=msg.description,
-                     timestamp=stamp_to_wall(msg.header.stamp, now, ros_now),
+                     message=msg.description, timestamp=stamp_to_seconds(msg.header.stamp) or now,
                      repeat_count=max(1, int(msg.repeat_count)), context=msg.context)
 
 

@@ -32,21 +32,3 @@ def test_similarity_search_with_a_blank_context_is_a_query_error(hub):
 def test_json_fields_that_do_not_parse_are_conversion_errors(text):
     with pytest.raises(conv.ConversionError):
         conv.json_object(text, 'action_params_json')
-
-
-def test_a_stamp_in_sim_time_is_kept_as_the_wall_time_it_happened():
-    """Records outlive a run, and sim time starts at 0 with every simulated run: an episode
-    stamped 5 s before the node's sim clock is kept 5 s before the wall clock (recalled as
-    'just now', not as 20,000 days ago)."""
-    from builtin_interfaces.msg import Time
-    from maxim_interfaces.msg import Episode
-    from maxim_memory.enrich import _ago
-    msg = Episode(episode_id='e1', perception='A red ball.', tool_name='track_target')
-    msg.header.stamp = Time(sec=95, nanosec=0)
-    wall = 1_795_000_000.0
-    ep = conv.msg_to_episode(msg, wall, ros_now=100.0)
-    assert ep.created_at == pytest.approx(wall - 5.0)
-    assert _ago(ep.created_at, wall) == 'just now'
-    assert conv.msg_to_episode(msg, wall).created_at == 95.0        # no clock: as stamped
-    msg.header.stamp = Time()
-    assert conv.msg_to_episode(msg, wall, ros_now=100.0).created_at == wall   # unstamped

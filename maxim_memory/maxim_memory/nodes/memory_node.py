@@ -116,11 +116,6 @@ class MemoryNode(LifecycleNode):
 
     # --- lifecycle -----------------------------------------------------------------------------
 
-    def _ros_now(self) -> float:
-        """The node's clock in seconds (sim time under use_sim_time), which the stamps of
-        episodes and pain are in."""
-        return self.get_clock().now().nanoseconds * 1e-9
-
     def on_configure(self, state) -> TransitionCallbackReturn:
         self.last_error = ''
         try:
@@ -256,7 +251,7 @@ class MemoryNode(LifecycleNode):
                       f'is not active', error=True)
             return
         try:
-            ep = conv.msg_to_episode(msg, time.time(), self._ros_now())
+            ep = conv.msg_to_episode(msg, time.time())
             hub.capture_episode(ep)
         except (conv.ConversionError, ValueError, TypeError) as exc:
             self._log('episode rejected', f'episode {msg.episode_id[:80]!r} rejected: {exc}')
@@ -275,7 +270,7 @@ class MemoryNode(LifecycleNode):
         try:
             if not self._active or hub is None:
                 raise UnavailableError('memory is not active')
-            hub.record_pain(conv.msg_to_pain(msg, time.time(), self._ros_now()))
+            hub.record_pain(conv.msg_to_pain(msg, time.time()))
         except (conv.ConversionError, UnavailableError, ImportError, ValueError,
                 TypeError) as exc:
             self._log('pain', f'pain signal not recorded: {exc}')
