@@ -121,10 +121,14 @@ class MemoryEnricher:
     """Answers `enrich(...)` over a MemoryHub (see the module docstring)."""
 
     def __init__(self, hub: Any, config: EnrichConfig = EnrichConfig(),
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time,
+                 stamp_clock: Callable[[], float] | None = None):
         self.hub = hub
         self.config = config
         self.clock = clock
+        # "How long ago" is told against the clock the episodes' stamps are in: the robot's
+        # (sim time on the simulated head, starting at 0), not necessarily the hub's.
+        self.stamp_clock = stamp_clock or clock
 
     def enrich(self, text: str = '', objects: Iterable[str] = (), people: Iterable[str] = (),
                goal: str = '', tools: Iterable[str] = (), context_key: str = '',
@@ -172,7 +176,7 @@ class MemoryEnricher:
         if not content_words(situation):
             reason = 'no content words to match'
             return Channel(reason=reason), Channel(reason=reason)
-        now = self.clock()
+        now = self.stamp_clock()
         episodes, similar, seen = [], [], set()
         for rec, score, why in self.hub.relevant_memories(situation, limit=limit * 4):
             line = episode_line(rec, now)

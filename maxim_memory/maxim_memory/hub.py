@@ -184,9 +184,13 @@ class MemoryHub:
     """Owns the layers, graphs, learned state and persistence of one robot's memory."""
 
     def __init__(self, config: HubConfig = HubConfig(), embedder: Any = None,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time,
+                 stamp_clock: Callable[[], float] | None = None):
         self.config = config
         self._clock = clock
+        # The clock the stamps of arriving episodes are in (the node's ROS clock: sim time
+        # on the simulated head); the hub's own clock when not given.
+        self.stamp_now = stamp_clock or clock
         self._lock = threading.RLock()
         self.warnings: list[str] = []
         self.store = self._open_store(config)
@@ -630,8 +634,8 @@ class MemoryHub:
             return self.completer.complete(objects, people, goal)
 
     def now(self) -> float:
-        """The hub's time (the node's clock: sim time on the simulated head), the time its
-        records are stamped in."""
+        """The hub's own time (wall time in the memory node: records outlive a run); the
+        stamps of arriving episodes are in `stamp_now`'s time."""
         return self._clock()
 
     def system_stats(self) -> dict[str, Any]:

@@ -90,13 +90,15 @@ def test_an_object_label_that_names_nothing_makes_no_concept(tmp_path):
         hub.close(end_session=False)
 
 
-def test_the_node_tells_how_long_ago_in_the_hubs_own_time(tmp_path):
-    """On the simulated head the hub's clock is sim time: "how long ago" must be measured
-    on it, not on the wall clock (which made every episode "20781 days ago")."""
+def test_the_node_tells_how_long_ago_in_the_time_episodes_are_stamped_in(tmp_path):
+    """On the simulated head episodes are stamped in sim time while the hub keeps wall
+    time (the memory node gives it the ROS clock as `stamp_clock`): "how long ago" must be
+    measured on the stamps' clock (against wall time a moment ago read "20782 days ago")."""
     from types import SimpleNamespace
     from maxim_memory.nodes.queries import enrich
     sim_now = [400.0]
-    hub = MemoryHub(HubConfig(db_path=str(tmp_path / 'm.db')), clock=lambda: sim_now[0])
+    hub = MemoryHub(HubConfig(db_path=str(tmp_path / 'm.db')),
+                    stamp_clock=lambda: sim_now[0])
     try:
         ep = ball_episode(0, ok=True)
         ep.created_at = 280.0                       # two minutes of sim time before now

@@ -122,7 +122,8 @@ class MemoryNode(LifecycleNode):
             self.config = cfg = read_config(lambda name: self.get_parameter(name).value)
             embedder = make_embedder(cfg.embedder, cfg.embedding_model_path,
                                      warn=self.get_logger().warning)
-            hub = MemoryHub(cfg.hub_config(), embedder=embedder)
+            hub = MemoryHub(cfg.hub_config(), embedder=embedder,
+                            stamp_clock=lambda: self.get_clock().now().nanoseconds * 1e-9)
         except (StoreError, EmbedderError, ValueError, TypeError, OSError) as exc:
             return self._configure_failed(str(exc))
         except Exception as exc:  # noqa: BLE001 - one line for the person, not a trace

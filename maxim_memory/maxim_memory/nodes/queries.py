@@ -111,8 +111,9 @@ def concepts(hub, req, res):
 
 def enrich(hub, req, res):
     try:
-        # "how long ago" in the hub's own time (sim time on the simulated head)
-        enricher = MemoryEnricher(hub, clock=hub.now)
+        # "how long ago" in the time the episodes are stamped in (sim time on the simulated
+        # head: against the hub's wall clock a moment ago read "20782 days ago")
+        enricher = MemoryEnricher(hub, clock=hub.now, stamp_clock=hub.stamp_now)
         found = enricher.enrich(req.text, req.objects, req.people, req.goal, req.tools,
                                 req.context_key, req.channels, req.limit)
     except ValueError as exc:
