@@ -76,3 +76,47 @@ def test_an_orphan_stuck_holding_the_interpreter_is_ended_by_the_kernel():
         launcher.stdout.close()
         if node_pid is not None and alive(node_pid):
             os.kill(node_pid, signal.SIGKILL)
+
+
+# A node whose timer callback raises twice, then says it is still spinning.
+FLAKY = textwrap.dedent('''
+    import rclpy.node
+    from maxim_core.nodes.lifetime import run
+
+    class Flaky(rclpy.node.Node):
+        def __init__(self):
+            super().__init__('flaky_callback')
+            self.calls = 0
+            self.create_timer(0.05, self.tick)
+
+        def tick(self):
+            self.calls += 1
+            if self.calls <= 2:
+                raise RuntimeError('Two goals were accepted with the same ID (a duplicate)')
+            if self.calls == 3:
+                print('still spinning', flush=True)
+
+    run(Flaky)
+    ''')
+
+
+@pytest.mark.ros
+def test_a_callback_that_raises_does_not_end_the_node():
+    """rclpy hands a callback's exception back to the spin loop (an action client given
+    the same goal response twice raises there): one bad message must not end the node."""
+    node = subprocess.Popen([sys.executable, '-c', FLAKY], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert select.select([node.stdout], [], [], 60)[0], 'the node said nothing'
+        assert node.stdout.readline().strip() == 'still spinning'
+        assert node.poll() is None
+        node.send_signal(signal.SIGINT)
+        node.wait(timeout=10)
+        err = node.stderr.read()
+        assert 'a callback failed (1/10)' in err and 'a callback failed (2/10)' in err, err
+    finally:
+        if node.poll() is None:
+            node.kill()
+            node.wait(timeout=10)
+        node.stdout.close()
+        node.stderr.close()

@@ -77,8 +77,25 @@ class Graph:
         self._pain = self.probe.create_client(PainHistory, 'memory/pain_history')
         self.Percept, self.PredictOutcome = Percept, PredictOutcome
         self.SystemStats, self.PainHistory = SystemStats, PainHistory
-        self._spinner = threading.Thread(target=self.executor.spin, daemon=True)
+        self._closing = threading.Event()
+        self.spin_errors: list[str] = []
+        self._spinner = threading.Thread(target=self._spin, daemon=True)
         self._spinner.start()
+
+    def _spin(self):
+        """Spin as the nodes' own `lifetime.run` does: a callback that raised (rclpy hands
+        it back here; e.g. an action client given the same goal response twice) is counted
+        and the graph spins on; ten of them end it."""
+        from rclpy.executors import ExternalShutdownException, ShutdownException
+        while not self._closing.is_set() and self.ctx.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.1)
+            except (ExternalShutdownException, ShutdownException):
+                return
+            except RuntimeError as exc:
+                self.spin_errors.append(str(exc))
+                if len(self.spin_errors) >= 10:
+                    raise
 
     def _add(self, node):
         self.nodes.append(node)
@@ -87,6 +104,7 @@ class Graph:
 
     def close(self):
         import rclpy
+        self._closing.set()
         self.executor.shutdown(timeout_sec=5.0)
         spinner = getattr(self, '_spinner', None)
         if spinner is not None:

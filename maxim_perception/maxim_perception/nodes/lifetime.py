@@ -23,6 +23,7 @@ _PR_SET_PDEATHSIG = 1
 STOP_TIMEOUT_S = 2.0        # the executor's own shutdown; the whole stop stays under 3 s
 QUIESCE_S = 0.2             # after quiesce(): the last results and replies go out
 ORPHAN_STOP_S = 10.0        # with the parent gone, a stop that takes longer ends the process
+SPIN_ERRORS = 10            # callbacks that raised before the node gives up
 ORPHAN_KILL_S = 12          # and the kernel ends it, should the interpreter itself be stuck
 
 
@@ -95,9 +96,20 @@ def run(make_node, args=None, executor=None) -> None:
             # spin_once in a loop rather than spin(): the executor is shut down only after
             # this loop has left it (shutting it down under a spinning thread destroys guard
             # conditions the thread is waiting on).
+            failed = 0
             try:
                 while not halt.is_set():
-                    exec_.spin_once(timeout_sec=0.1)
+                    try:
+                        exec_.spin_once(timeout_sec=0.1)
+                    except RuntimeError as exc:
+                        # A callback that raised (rclpy hands it back here), e.g. an action
+                        # client given the same goal response twice by DDS: one bad message
+                        # must not end the node, a run of them does.
+                        failed += 1
+                        node.get_logger().error(
+                            f'a callback failed ({failed}/{SPIN_ERRORS}): {exc}')
+                        if failed >= SPIN_ERRORS:
+                            raise
             except ExternalShutdownException:
                 pass
             finally:
