@@ -37,6 +37,8 @@ def format_thought(t: dict) -> str:
     if status:
         label = THOUGHT_STATUS.get(status, f'status {status}')
         return f'[yellow]… thinking {label}[/]: {escape(_short(t.get("status_msg", ""), 120))}'
+    if int(t.get('kind', 0)) == 3:       # forming: the decision follows with the cycle
+        return f'[dim]… {escape(_short(" ".join(str(t.get("text", "")).split()), 200))}[/]'
     kind = 'Idle' if int(t.get('kind', 0)) == 1 else 'Cycle'
     cycle = f'{kind} {t.get("cycle", 1)}/{t.get("max_cycles", 1)}' if kind == 'Cycle' else kind
     sources = ', '.join(t.get('enriched_by') or []) or 'no memory yet'

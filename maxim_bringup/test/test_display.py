@@ -57,3 +57,9 @@ def test_pain_and_percept_lines():
         'source': 0, 'people': [{'label': 'face'}], 'objects': [{'label': 'red object'}],
         'novelty': 0.8, 'salience': 0.7}))
     assert 'vision' in percept and 'face, red object' in percept and 'novelty 0.80' in percept
+
+
+def test_a_forming_thought_is_one_quiet_line_before_its_cycle():
+    text = render(display.format_thought({'kind': 3, 'cycle': 1, 'max_cycles': 3,
+                                          'text': 'A person asks me\nabout the red ball.'}))
+    assert text.strip() == '… A person asks me about the red ball.'

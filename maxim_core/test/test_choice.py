@@ -680,3 +680,126 @@ def test_words_that_ask_for_an_act_are_answered_by_the_act_first():
                                acts_since_heard=1, acts_since_news=1,
                                recent=[_act('move', {'pan': -0.4})]))
     assert c[0].relevance == 2.0 and c[0].goal >= ChoiceConfig().w_answer
+
+
+def _state_act(tool, thing, state, success=True, result='', introspection=False):
+    return RecentAct(tool, {}, success, result, False, introspection, thing, state)
+
+
+def test_what_an_act_does_to_a_things_state_is_read_from_its_verb():
+    from maxim_core.deliberation.choice import effect_of
+    door = {'locked': False, 'open': False, 'secret_hint': 'x'}
+    assert effect_of('open_door', 'door', door) == ('open', True)
+    assert effect_of('unlock_door', 'door', door) == ('locked', False)
+    assert effect_of('knock_door', 'door', door) is None       # not known what it does
+    assert effect_of('open_chest', 'door', door) is None        # another thing
+    assert RecentAct.state_of('{"entity": "Door", "state": {"open": true}}') == \
+        ('door', {'open': True})
+    assert RecentAct.state_of('{"entity": "door", "sensors": {"open": true}}') == \
+        ('door', {'open': True})
+    assert RecentAct.state_of('not json {') == ('', {})
+    assert RecentAct.state_of('{"said": "hi"}') == ('', {})
+
+
+def test_an_act_whose_effect_holds_already_is_moot_and_one_that_brings_the_goal_on_gains():
+    from maxim_core.deliberation.choice import Candidate
+    cfg = ChoiceConfig()
+    unlocked = {'locked': False, 'open': False}
+    g = Grounding(goal='Get through the locked oak door.', entities=['door'],
+                  acts_since_news=1,
+                  recent=[_state_act('unlock_door', 'door', unlocked,
+                                     result='The lock clicks: the door is unlocked.')])
+    t = _weighed([Candidate('open_door', {}, 'open door'),
+                  Candidate('knock_door', {}, 'knock door'),
+                  Candidate('unlock_door', {'code': 'swordfish'}, 'unlock door swordfish')], g)
+    assert t['unlock door swordfish'].habit >= cfg.habit_done      # it is unlocked already
+    # What the change allows: the act that sets a state of the door the goal names, not the
+    # knock whose effect is not known.
+    assert t['open door'].need >= cfg.w_need and t['knock door'].need == 0
+    assert t['open door'].total > t['knock door'].total
+    # Not locking again what the robot itself unlocked.
+    lock = _weighed([Candidate('lock_door', {}, 'lock door')], g)['lock door']
+    assert lock.need < cfg.w_need
+
+
+def test_the_goal_met_as_far_as_acts_can_tell_makes_resting_due():
+    from maxim_core.deliberation.choice import Candidate
+    cfg = ChoiceConfig()
+    opened = {'locked': False, 'open': True}
+    g = Grounding(goal='Get through the locked oak door.', entities=['door'],
+                  recent=[_state_act('unlock_door', 'door', {'locked': False, 'open': False}),
+                          _state_act('open_door', 'door', opened)])
+    knock = Candidate('knock_door', {}, 'knock door', relevance=1.5)
+    look = Candidate('examine', {'target': 'door'}, 'examine door', introspective=True)
+    wait = Candidate(None, {}, WAIT, relevance=-0.5)
+    t = _weighed([knock, look, Candidate('open_door', {}, 'open door'), wait], g)
+    assert t[WAIT].need == cfg.w_need
+    assert t['knock door'].goal == 0 and t['knock door'].relevance == 0
+    assert t[WAIT].total > t['knock door'].total
+    assert t['open door'].habit >= cfg.habit_done                  # open already
+    # The state is kept beyond the loop's recent acts: the grounding carries it.
+    later = Grounding(goal=g.goal, entities=['door'], states={'door': opened},
+                      changed={('door', 'locked'): False, ('door', 'open'): True},
+                      recent=[_act('examine', {'target': 'hall'}, introspection=True)] * 5)
+    t2 = _weighed([Candidate('open_door', {}, 'open door'),
+                   Candidate(None, {}, WAIT, relevance=-1.0)], later)
+    assert t2['open door'].habit >= cfg.habit_done and t2[WAIT].need == cfg.w_need
+    # A goal whose own verb names an act not yet done is not met: take what is inside.
+    chest = Grounding(goal='Take what is inside the locked chest.', entities=['chest'],
+                      recent=[_state_act('open_chest', 'chest',
+                                         {'locked': False, 'open': True})])
+    t3 = _weighed([Candidate('take_from_chest', {}, 'take from chest'),
+                   Candidate(None, {}, WAIT)], chest)
+    assert t3[WAIT].need == 0 and t3['take from chest'].goal > 0
+
+
+def test_a_failure_that_quotes_its_own_argument_names_no_obstacle():
+    from maxim_core.deliberation.choice import means_ends
+    g = Grounding(entities=['door'], from_tool=True, recent=[
+        _act('sense_entity', {'entity': 'leads'}, success=False,
+             result="no entity 'leads' in this scene (known: door)")])
+    assert not means_ends(g)[0]
+
+
+def test_the_mind_keeps_what_results_told_of_things_beyond_its_recent_acts():
+    from maxim_core.agent.loop import ToolRun
+    mind, _, _, _ = mind_with(keyed_scorer({}))
+    runs = [ToolRun('c0', 'open_door', {}, success=True, output=json.dumps(
+        {'entity': 'door', 'state': {'locked': False, 'open': True}}))]
+    runs += [ToolRun(f'c{i}', 'examine', {'target': 'hall'}, introspection=True,
+                     success=True, output='{}') for i in range(1, 7)]
+    for run in runs:
+        mind.loop.recent.append(run)
+        g = mind._grounding(Percept(narrative='The hall is quiet.', source='cli'), '')
+    assert g.states['door'] == {'locked': False, 'open': True}
+    assert g.changed[('door', 'open')] is True
+    assert all(r.tool == 'examine' for r in g.recent)
+
+
+def test_the_thought_is_shown_as_soon_as_it_is_written_before_the_decision_is_weighed():
+    from maxim_core.deliberation.cycles import KIND_DELIBERATION, KIND_FORMING
+    order = []
+    base = keyed_scorer({'track target red ball': -1.0, WAIT: -6.0})
+
+    def scorer(prompt, cont):
+        if prompt.endswith('So I') and prompt != 'So I':
+            order.append('weigh')
+        return base(prompt, cont)
+
+    class Watched(Events):
+        def forming(self, t):
+            order.append('forming')
+            self.thoughts.append(t)
+
+    mind, backend, _, head = mind_with(scorer)
+    mind.events = events = Watched()
+    try:
+        mind.step(Percept('A red ball rolls across the table.', 'p1', 'vision',
+                          objects=['red ball'], salience=0.9), force=True)
+    finally:
+        mind.close()
+    assert order[0] == 'forming' and 'weigh' in order
+    first, cycle = events.thoughts[0], events.thoughts[1]
+    assert first.kind == KIND_FORMING and cycle.kind == KIND_DELIBERATION
+    assert first.text == cycle.text == 'The red ball rolls past me.'
+    assert first.action is None and cycle.action['tool'] == 'track_target'

@@ -92,6 +92,9 @@ def build_session(tmp_path, name='a', temperature=0.7, thoughts=THOUGHTS):
                                               focus_tilt=-0.1, targets=[ball]), t + 0.1)
         put('percepts', Percept(percept_id=f'p{i}', narrative='A red ball.', objects=[ball],
                                 novelty=0.5, salience=0.1 * i), t + 0.2)
+    if thoughts:              # the first thought as soon as it was written, then its cycle
+        put('thoughts', Thought(kind=Thought.KIND_FORMING, deliberation_id=thoughts[0][0],
+                                cycle=1, max_cycles=3, text=thoughts[0][2]), 4.5)
     for i, (did, cycle, text, sal, enriched, conv, action) in enumerate(thoughts):
         put('thoughts', Thought(deliberation_id=did, cycle=cycle, max_cycles=3, text=text,
                                 salience=sal, enriched_by=enriched, converged=conv,
@@ -146,9 +149,12 @@ def test_every_number_is_recomputed_from_the_messages(session, tmp_path):
     assert numbers['messages'] == {k: len(v) for k, v in by_topic.items()
                                    if k != 'camera/image_raw'}
     assert numbers['duration_s'] == pytest.approx((msgs[-1][1] - msgs[0][1]) / 1e9)
-    thoughts = [m for _, m in by_topic['thoughts']]
+    from maxim_interfaces.msg import Thought
+    forming = [m for _, m in by_topic['thoughts'] if m.kind == Thought.KIND_FORMING]
+    thoughts = [m for _, m in by_topic['thoughts'] if m.kind != Thought.KIND_FORMING]
     ok = [m for m in thoughts if m.kind == 0 and m.status == 0]
-    assert numbers['thoughts'] == len(thoughts) == 5
+    assert numbers['thoughts'] == len(thoughts) == 5      # a forming thought is no thought
+    assert numbers['forming_thoughts'] == len(forming) == 1
     assert numbers['deliberation_thoughts'] == len(ok) == 4
     assert numbers['thought_problems'] == {'timeout': 1}
     cycles: dict = {}

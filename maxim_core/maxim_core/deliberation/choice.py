@@ -157,7 +157,12 @@ def means_ends(g: 'Grounding') -> tuple[set[str], set[str]]:
         mine = content_words(_phrase(r.tool, r.args))
         own = {_root(w) for w in mine}
         roots = set()
-        for w in content_words(r.result):
+        # A reason that quotes the act's own argument ("no entity 'leads' in this scene
+        # (known: door)", "the door does not accept 'door'") says the value was wrong, not
+        # what stands in the way in the world.
+        wrong_value = any(f"'{v}'" in r.result or f'"{v}"' in r.result
+                          for v in _string_values(r.args) if v)
+        for w in ([] if wrong_value else content_words(r.result)):
             root = _root(w)
             # "cannot unlock: its locked is False": the act was moot, nothing stands in the way
             if w not in _REASON_WORDS and root not in own and \
@@ -215,6 +220,48 @@ def news_of_acts(g: 'Grounding') -> list[tuple['RecentAct', bool]]:
         seen |= words
         out.append((r, news))
     return out
+
+
+def thing_states(g: 'Grounding') -> dict[str, dict]:
+    """The state each thing was last reported in by an act's result (thing -> state): what
+    the grounding kept from earlier acts, then the recent ones."""
+    out: dict[str, dict] = {k: dict(v) for k, v in g.states.items()}
+    for r in g.recent:
+        if r.entity and r.state:
+            out[r.entity] = dict(r.state)
+    return out
+
+
+def own_changes(g: 'Grounding') -> dict[tuple[str, str], bool]:
+    """The states the robot's own acts set ((thing, state) -> value): 'unlock_door' that
+    worked -> ('door', 'locked'): False. What the grounding kept, then the recent acts."""
+    out = dict(g.changed)
+    for r in g.recent:
+        if r.success and not r.introspection and r.entity and r.state:
+            eff = effect_of(r.tool, r.entity, r.state)
+            if eff is not None:
+                out[(r.entity, eff[0])] = eff[1]
+    return out
+
+
+def effect_of(tool: str, thing: str, state: Mapping[str, Any]) -> tuple[str, bool] | None:
+    """What an act on a thing sets, when the act's verb names one of the thing's two-valued
+    states: 'open_door' -> ('open', True), 'unlock_door' -> ('locked', False); None when the
+    verb names none ('knock_door': what it does is not known)."""
+    if not tool or not thing or not tool.lower().endswith('_' + thing.replace(' ', '_')):
+        return None
+    verb = tool[:-len(thing) - 1].split('_')[0].lower()
+    if not verb:
+        return None
+    for key, value in state.items():
+        if not isinstance(value, bool):
+            continue
+        root = _root(key)
+        if _root(verb) == root:
+            return key, True
+        if _undoes(verb, root):
+            return key, False
+    return None
 
 
 def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
@@ -341,6 +388,24 @@ class RecentAct:
     result: str = ''
     blocked: bool = False
     introspection: bool = False        # read-only (looking, recalling): changes nothing
+    entity: str = ''                   # the thing the result is about, when it says
+    state: Mapping[str, Any] = field(default_factory=dict)   # that thing's state after it
+
+    @staticmethod
+    def state_of(output: str) -> tuple[str, dict]:
+        """(thing, state) of a tool's JSON output that reports one ({"entity": "door",
+        "state": {"locked": false, "open": false}}), else ('', {})."""
+        text = (output or '').strip()
+        if not text.startswith('{'):
+            return '', {}
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return '', {}
+        thing, state = data.get('entity'), data.get('state', data.get('sensors'))
+        if not isinstance(thing, str) or not isinstance(state, dict):
+            return '', {}
+        return thing.strip().lower(), {str(k): v for k, v in state.items()}
 
 
 @dataclass
@@ -364,6 +429,9 @@ class Grounding:
     addressed: bool = False                 # what was heard is said to the robot
     salient: Sequence[str] = ()             # memory_terms ranked (Chooser.candidates)
     from_tool: bool = False                 # the percept is a tool's result
+    states: Mapping[str, Mapping] = field(default_factory=dict)   # thing -> its last state
+    changed: Mapping[tuple, bool] = field(default_factory=dict)   # (thing, state) -> set to,
+    #                                       by the robot's own acts (see `own_changes`)
 
     def names(self) -> list[str]:
         out, seen = [], set()
@@ -719,6 +787,37 @@ class Chooser:
                 break
         done_since = {(r.tool, json.dumps(r.args, sort_keys=True)) for r, _ in acts
                       if r.success}
+        # What acts do to the things whose state results reported: an act whose verb names a
+        # state of the thing ('open' the door: open) is moot when that is so already, and
+        # brings a thing the goal or a person names on when it is not (the door is unlocked
+        # but closed: open it), unless it undoes what the robot itself did (locking the door
+        # it unlocked). Acts that set no known state ('knock') do not share the frontier
+        # with those that do: what just became possible is what the change allows.
+        states = thing_states(g)
+        mine = own_changes(g)
+        effects: dict[int, tuple[str, str, bool]] = {}
+        on_thing: dict[int, str] = {}
+        for c in cands:
+            for thing, state in states.items():
+                if c.tool and c.tool.lower().endswith('_' + thing.replace(' ', '_')):
+                    on_thing[id(c)] = thing
+                    eff = effect_of(c.tool, thing, state)
+                    if eff is not None:
+                        effects[id(c)] = (thing, *eff)
+                    break
+        pending = {thing for thing, key, val in effects.values()
+                   if states[thing].get(key) != val}
+        # The goal is met as far as the robot's acts can tell when the robot changed the
+        # things the goal names, no known change is left to make on them, and every act on
+        # them that the goal's words name was done: then resting is what is due, and acts
+        # of unknown effect on those things are no step towards the goal.
+        goal_things = {t for t in states if {_stem(w) for w in content_words(t)} & goal_stems}
+        succeeded = {r.tool for r in g.recent if r.success}
+        verb_left = {on_thing[id(c)] for c in cands if id(c) in on_thing
+                     and c.tool not in succeeded and _stem(
+                         c.tool[:-len(on_thing[id(c)]) - 1].split('_')[0]) in goal_stems}
+        settled = bool(goal_things) and not (goal_things & (pending | verb_left)) and \
+            any(t in goal_things for t, _ in mine)
         # Habit is to what the robot did since a person last spoke to it: new words
         # dishabituate (asked again, it looks again). A blocked act stays a habit whatever
         # came since.
@@ -749,8 +848,9 @@ class Chooser:
         held_back: set[int] = set()
         for c in cands:
             if c.tool is None:
+                c.need = cfg.w_need if settled else 0.0
                 c.total = cfg.w_relevance * c.relevance + cfg.wait_bias + \
-                    cfg.effort * stale
+                    cfg.effort * stale + c.need
                 continue
             v = g.values.get(c.tool)
             c.value = cfg.w_value * 2 * (v - 0.5) if v is not None else 0.0
@@ -758,6 +858,12 @@ class Chooser:
             c.goal = cfg.w_goal * min(2, len(words & goal_stems))
             if avoid and {_root(w) for w in content_words(c.phrase)} & avoid:
                 c.goal -= cfg.w_avoid
+            if settled and not c.introspective and id(c) not in effects and \
+                    on_thing.get(id(c)) in goal_things:
+                # The goal is met: an act of unknown effect on its thing is no step towards
+                # it, and the model's liking for it (how well it continues the story) is no
+                # reason to act.
+                c.goal, c.relevance = 0.0, min(c.relevance, 0.0)
             if self.tool_prior is not None:
                 c.goal += self.tool_prior(c.tool)
             if blocks and addresses(c.phrase, blocks):
@@ -804,10 +910,19 @@ class Chooser:
                 habit += cfg.habit_dull / 2     # the moment just told about it
             if c.key in resume:      # what was in its way is dealt with: take it up again
                 habit, c.need = 0.0, c.need + cfg.w_need
+            if id(c) in effects:
+                thing, key, val = effects[id(c)]
+                if states[thing].get(key) == val:
+                    habit += cfg.habit_done         # it is so already: the act is moot
+                elif mine.get((thing, key), val) == val and \
+                        {_stem(w) for w in content_words(thing)} & goal_stems:
+                    c.need += cfg.w_need
             c.habit = habit
             if frontier and not c.introspective and c.tool != changed_by and \
                     (c.tool, json.dumps(c.args, sort_keys=True)) not in done_since and \
-                    {_root(w) for w in content_words(c.phrase)} & frontier:
+                    {_root(w) for w in content_words(c.phrase)} & frontier and \
+                    not (id(c) not in effects and (on_thing.get(id(c)) in pending or
+                                                   settled and id(c) in on_thing)):
                 c.need += cfg.w_frontier
             if asked_me and ('speech' in c.sources):
                 c.goal += cfg.w_answer

@@ -36,6 +36,7 @@ from maxim_core.prompt.tools import as_tool_spec, normalize_schema, ToolSpecErro
 KIND_DELIBERATION = 0
 KIND_IDLE = 1
 KIND_STATUS = 2
+KIND_FORMING = 3        # the thought as soon as it is written, before the decision
 STATUS_OK = 0
 STATUS_TIMEOUT = 1
 STATUS_MODEL_ERROR = 2
@@ -420,7 +421,8 @@ class Deliberator:
                    deliberation_id: str | None = None,
                    situation: Mapping[str, Any] | None = None,
                    grounding: Callable[[], Grounding] | None = None,
-                   history: Sequence[Any] = (), history_total: int = 0
+                   history: Sequence[Any] = (), history_total: int = 0,
+                   on_forming: Callable[[Thought], None] | None = None
                    ) -> DeliberationResult:
         """Deliberate on `percept` with `tools` active (a callable is asked every cycle).
 
@@ -431,6 +433,9 @@ class Deliberator:
         cycle writes a thought in the diary (`history`: the robot's earlier DiaryEntries, of
         `history_total` written so far) and
         chooses among grounded candidates; choosing to wait ends the deliberation.
+        `on_forming` gets each cycle's thought (KIND_FORMING) as soon as it is written,
+        before the decision is weighed: what a person sees first (the weighing and the
+        reply take as long again).
 
         One deliberation at a time per Deliberator (the node runs them on one worker).
         """
@@ -464,10 +469,18 @@ class Deliberator:
                 active = list(tools() if callable(tools) else tools)
                 choice: list = []
                 if self.chooser is not None and grounding is not None:
+                    def forming(text: str, llm_s: float, enr=enr, cycle=cycle, t0=t0,
+                                t_enriched=t_enriched) -> None:
+                        if on_forming is not None:
+                            on_forming(Thought(
+                                did, cycle, cap, text, kind=KIND_FORMING,
+                                enriched_by=list(enr.sources), experience=enr.text,
+                                enrichment_s=t_enriched - t0, llm_s=llm_s,
+                                cycle_s=self.clock() - t0))
                     try:
                         answer, completion, attempts, llm_s, choice = self._choose(
                             percept, goal, active, entries, enr, grounding, history,
-                            cancelled, res)
+                            cancelled, res, forming)
                     except _CannotScore as exc:
                         # The backend cannot score (a scripted one without a scorer, an llm
                         # node whose backend cannot): decide by generating from now on.
@@ -605,7 +618,8 @@ class Deliberator:
         assert last is not None
         raise last
 
-    def _choose(self, percept, goal, active, entries, enr, grounding, history, cancelled, res):
+    def _choose(self, percept, goal, active, entries, enr, grounding, history, cancelled, res,
+                forming: Callable[[str, float], None] = lambda text, llm_s: None):
         """One cycle by choosing: a thought written in the diary, grounded candidates scored
         by the model and weighed by value, free text written where the choice needs it.
         Returns (answer, completion, attempts, llm seconds, the candidates as dicts)."""
@@ -647,6 +661,7 @@ class Deliberator:
                     raise ValueError(f'the thought is empty or template text: {thought!r}')
                 if cancelled():
                     raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
+                forming(thought, llm_s + self.clock() - t0)
                 best, ranked, prompt_tokens = chooser.decide(cands, g,
                                                              diary.decide_prompt(thought))
                 for c in ranked:

@@ -51,7 +51,8 @@ from maxim_core.agent.loop import (AgentLoop, context_key, Decision, LoopConfig,
 from maxim_core.agent.verify import WorldVerifier
 from maxim_core.conversions import recall_to_events
 from maxim_core.deliberation.choice import (ChoiceConfig, Chooser, Grounding, phrase_of,
-                                            RecentAct, result_words)
+                                            own_changes, RecentAct, result_words,
+                                            thing_states)
 from maxim_core.deliberation.cycles import DeliberationConfig, DeliberationResult, Deliberator
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline, EnrichQuery
@@ -101,6 +102,7 @@ HEARD_SOURCES = ('user', 'cli')
 # How long what was last seen counts as still in view, for a percept that names nothing
 # (a person's words) (s).
 IN_VIEW_S = 30.0
+MAX_THINGS = 256        # things whose state the mind keeps (the oldest go first)
 # Signs that someone addresses the robot: a question, quoted words, "Name: ..." speech.
 _ADDRESSED = re.compile(r'\?|"|^\s*[A-Z][\w ]{0,30}:\s', re.M)
 
@@ -239,6 +241,10 @@ class Mind:
         self._acts_since_heard = -1         # since words said to the robot (-1: none yet)
         self._current_source = ''
         self._in_view: tuple = ((), 0.0)      # labels of the last view, and when
+        # What acts' results told of things' states, and what the robot's own acts set:
+        # kept beyond the loop's few recent outcomes (the door it opened stays open).
+        self._states: dict[str, dict] = {}
+        self._changed: dict[tuple, bool] = {}
         self.deliberator = Deliberator(
             model, builder=builder, energy=self.energy, enrichment=self.enrichment,
             config=config.deliberation,
@@ -403,7 +409,7 @@ class Mind:
             result = self.deliberator.deliberate(
                 percept.narrative, self.tools_now, goal=goal, context=context,
                 max_cycles=max_cycles, on_thought=publish, situation=situation,
-                cancel=self.should_cancel,
+                cancel=self.should_cancel, on_forming=getattr(self.events, 'forming', None),
                 grounding=lambda: self._grounding(percept, goal),
                 history=list(self._history), history_total=self._history_total)
         self.last_result = result
@@ -428,8 +434,15 @@ class Mind:
         recent = [RecentAct(r.tool, dict(r.args), bool(r.success),
                             (result_words(r.output) if r.success
                              else r.error_msg or r.blocked_reason)[:200],
-                            bool(r.blocked), bool(r.introspection))
+                            bool(r.blocked), bool(r.introspection),
+                            *RecentAct.state_of(r.output))
                   for r in self.loop.recent]
+        kept = Grounding(states=self._states, changed=self._changed, recent=recent)
+        self._states, self._changed = thing_states(kept), own_changes(kept)
+        while len(self._states) > MAX_THINGS:
+            self._states.pop(next(iter(self._states)))
+        while len(self._changed) > MAX_THINGS:
+            self._changed.pop(next(iter(self._changed)))
         objects = list(percept.objects)
         labels, seen_at = self._in_view
         if not objects and labels and self.clock() - seen_at <= IN_VIEW_S:
@@ -447,6 +460,7 @@ class Mind:
             pains=list(self._pains), acts_since_news=self._acts_since_news,
             scene=self._scene, acts_since_heard=self._acts_since_heard,
             from_tool=percept.source == 'tool_result',
+            states=dict(self._states), changed=dict(self._changed),
             someone_there=bool(percept.people) or percept.source == 'user'
             or bool(_ADDRESSED.search(text)) or bool(_ADDRESSED.search(heard)),
             addressed=bool(heard) and (said_by == 'user' or bool(_ADDRESSED.search(heard))))

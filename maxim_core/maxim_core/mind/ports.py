@@ -136,6 +136,10 @@ class EventSink:
     def thought(self, thought: Any) -> None:
         """A Thought (maxim_core.deliberation.cycles.Thought) as it forms."""
 
+    def forming(self, thought: Any) -> None:
+        """A cycle's thought as soon as it is written (kind FORMING), before its decision:
+        for whoever watches (the thoughts topic); the cycle's Thought follows."""
+
     def tool_call(self, run: Any) -> None:
         """A ToolRun about to be reviewed and run."""
 

@@ -35,6 +35,9 @@ class AgentEvents(EventSink):
     def thought(self, t):
         self._send('thought', conv.thought_to_msg(t, Thought()))
 
+    def forming(self, t):
+        self._send('thought', conv.thought_to_msg(t, Thought()))
+
     def tool_call(self, run):
         self._send('call', conv.run_to_call(run, ToolCall()))
 

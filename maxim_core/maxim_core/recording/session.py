@@ -12,6 +12,7 @@ import json
 import os
 import statistics
 
+from maxim_core.deliberation.cycles import KIND_FORMING
 from maxim_core.idle.provenance import compare_records
 from maxim_core.recording.writer import read_messages, read_metadata
 
@@ -49,6 +50,8 @@ class Session:
     counts: dict = field(default_factory=dict)        # messages per topic
     metadata: dict = field(default_factory=dict)      # MCAP metadata {name: {key: value}}
     thoughts: list = field(default_factory=list)
+    forming: list = field(default_factory=list)     # (t, deliberation_id, cycle, text): the
+    #                                                 thoughts shown before their decision
     percepts: list = field(default_factory=list)
     attention: list = field(default_factory=list)
     calls: list = field(default_factory=list)
@@ -102,7 +105,10 @@ def load(path: str) -> Session:
     for topic, stamp, m in messages:
         t = (stamp - s.start_ns) / 1e9
         counts[topic] += 1
-        if topic == 'thoughts':
+        if topic == 'thoughts' and int(m.kind) == KIND_FORMING:
+            s.forming.append({'t': t, 'deliberation_id': m.deliberation_id,
+                              'cycle': int(m.cycle), 'text': m.text})
+        elif topic == 'thoughts':
             s.thoughts.append({
                 't': t, 'deliberation_id': m.deliberation_id, 'kind': int(m.kind),
                 'status': int(m.status), 'status_msg': m.status_msg, 'cycle': int(m.cycle),
@@ -231,6 +237,7 @@ def figures(s: Session) -> dict:
         'duration_s': round(s.duration_s, 3),
         'messages': dict(sorted(s.counts.items())),
         'thoughts': len(s.thoughts),
+        'forming_thoughts': len(s.forming),       # shown before their decision (kind 3)
         'deliberation_thoughts': len(ok),
         'idle_thoughts': sum(1 for th in s.thoughts if th['kind'] == 1),
         'thought_problems': dict(statuses),
