@@ -803,3 +803,20 @@ def test_the_thought_is_shown_as_soon_as_it_is_written_before_the_decision_is_we
     assert first.kind == KIND_FORMING and cycle.kind == KIND_DELIBERATION
     assert first.text == cycle.text == 'The red ball rolls past me.'
     assert first.action is None and cycle.action['tool'] == 'track_target'
+
+
+def test_a_persons_words_waiting_are_not_pushed_out_by_what_is_seen():
+    mind, _, _, _ = mind_with(keyed_scorer({}))
+    try:
+        words = Percept('The user says: "Look at the red ball."', 'p1', 'user', salience=1.0)
+        assert mind.offer(words)
+        view = Percept('I see a red ball.', 'p2', 'vision', objects=['red ball'],
+                       salience=0.9)
+        assert not mind.offer(view)              # the view goes; their words wait
+        assert mind._inbox.get_nowait() is words
+        assert mind.offer(view)                  # nothing waiting: the view waits
+        newer = Percept('The user says: "No, the cup."', 'p3', 'user', salience=1.0)
+        assert mind.offer(newer) and mind._inbox.get_nowait() is newer
+        assert mind._in_view[0] == ('red ball',)   # what was seen goes with their words
+    finally:
+        mind.close()

@@ -73,3 +73,67 @@ def test_abort_ends_a_call_the_server_never_answers():
         client_node.destroy_node()
         server_node.destroy_node()
         rclpy.try_shutdown(context=ctx)
+
+
+def test_a_caller_cancels_while_the_server_reads_the_prompt_before_any_token():
+    import rclpy
+    from rclpy.action import ActionServer, CancelResponse
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+
+    from maxim_core.llm.backend import STOP_CANCELLED
+    from maxim_core.nodes.clients import GenerateBackend
+    from maxim_interfaces.action import Generate
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    accepted, stop = threading.Event(), threading.Event()
+    executor = MultiThreadedExecutor(num_threads=4, context=ctx)
+    group = ReentrantCallbackGroup()
+
+    def execute(handle):           # a long prompt being read: no token, cancel honoured
+        accepted.set()
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline and not handle.is_cancel_requested:
+            time.sleep(0.01)
+        result = Generate.Result(error_code=Generate.Result.ERROR_CANCELLED)
+        if handle.is_cancel_requested:
+            handle.canceled()
+        else:
+            handle.abort()
+        return result
+
+    server_node = Node('reading_llm', context=ctx)
+    server = ActionServer(server_node, Generate, 'llm/generate', execute,
+                          cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+                          callback_group=group)
+    client_node = Node('client', context=ctx)
+    backend = GenerateBackend(client_node, 'test', callback_group=group, timeout_s=60.0)
+    executor.add_node(server_node)
+    executor.add_node(client_node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    outcome = {}
+
+    def call():
+        t0 = time.monotonic()
+        done = backend.complete('A long prompt', max_tokens=4,
+                                on_token=lambda _piece: not stop.is_set())
+        outcome['stop'], outcome['s'] = done.stop_reason, time.monotonic() - t0
+
+    caller = threading.Thread(target=call, daemon=True)
+    try:
+        caller.start()
+        assert accepted.wait(10.0)
+        stop.set()                               # the deliberation was cancelled
+        caller.join(timeout=20.0)
+        assert not caller.is_alive()
+        assert outcome['stop'] == STOP_CANCELLED
+    finally:
+        executor.shutdown(timeout_sec=5.0)
+        server.destroy()
+        backend.destroy()
+        client_node.destroy_node()
+        server_node.destroy_node()
+        rclpy.try_shutdown(context=ctx)

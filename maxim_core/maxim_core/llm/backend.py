@@ -61,7 +61,9 @@ class Completion:
     token_counts: list = field(default_factory=list)
 
 
-# on_token receives each text piece as it is generated; returning False cancels the call.
+# on_token receives each text piece as it is generated; returning False cancels the call. A
+# backend that waits on another process (the llm node's client) also calls it with '' while
+# no piece has come, so a caller can cancel during the prompt's reading.
 TokenCallback = Callable[[str], 'bool | None']
 
 

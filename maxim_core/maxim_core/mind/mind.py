@@ -615,7 +615,9 @@ class Mind:
     # -- the inbox and the worker ------------------------------------------------------------
     def offer(self, percept: Percept, from_self: bool = False) -> bool:
         """A percept arrives; True when it was queued for a pass. Vision below
-        `percept_min_salience` is not deliberated; only the newest percept waits."""
+        `percept_min_salience` is not deliberated; only the newest percept waits, except
+        that a person's words are not pushed out by what is seen or by an act's result
+        (the next pass is on their words, and the view goes with it: `_in_view`)."""
         if from_self:
             return False
         self.counts['percepts_received'] += 1
@@ -635,10 +637,15 @@ class Mind:
             self.deliberator.cancel()
         with self._tick_done:
             try:
-                self._inbox.get_nowait()
+                waiting = self._inbox.get_nowait()
                 self.counts['percepts_dropped'] += 1
             except queue.Empty:
+                waiting = None
                 self.counts['percepts_pending'] += 1
+            if waiting is not None and waiting.source in HEARD_SOURCES and \
+                    percept.source not in HEARD_SOURCES:
+                self._inbox.put_nowait(waiting)      # their words wait; this one goes
+                return False
             self._inbox.put_nowait(percept)
         return True
 

@@ -170,6 +170,10 @@ class GenerateBackend:
         result_future = handle.get_result_async()
         deadline = t0 + self.timeout_s + self.server_wait_s
         while not result_future.done():
+            # The caller is asked between tokens too (an empty piece): a deliberation
+            # cancelled while the llm node reads the prompt (no token yet) is let go at once.
+            if on_token is not None and not cancel.is_set() and on_token('') is False:
+                cancel.set()
             if self._closing.is_set():
                 handle.cancel_goal_async()
                 raise LLMError(CANCELLED, 'stopping: the call was abandoned')
