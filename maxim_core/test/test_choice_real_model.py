@@ -33,7 +33,9 @@ def test_scores_are_log_probabilities_and_the_prompt_stays_cached(backend):
     done = backend.score(prompt, [' look at the red ball.', ' look at the red ball.',
                                   ' dance.'])
     assert len(done.logprobs) == 3 and all(math.isfinite(x) and x < 0 for x in done.logprobs)
-    assert done.logprobs[0] == pytest.approx(done.logprobs[1], abs=1e-3)   # no state leaks
+    # No state leaks from one continuation to the next: side by side in one batch, the same
+    # words differ only by the float rounding of their place in it.
+    assert done.logprobs[0] == pytest.approx(done.logprobs[1], abs=0.05)
     assert done.token_counts[0] > done.token_counts[2] > 0
     again = backend.complete(prompt, max_tokens=1, temperature=0.0)
     assert backend.last_cached_tokens >= again.prompt_tokens - 1     # the prompt was kept
@@ -122,3 +124,30 @@ def test_the_mind_on_the_real_model_acts_on_grounded_arguments_only(backend, see
                 if key == 'target_label':
                     assert value in ('red ball', 'green cup'), run.args
     assert all(t.choice for t in events.thoughts if t.status == 0)
+
+
+def test_candidates_side_by_side_score_as_one_at_a_time_and_leave_only_the_prompt(backend):
+    """`score` puts each continuation in a sequence of its own beside the prompt and decodes
+    them in one batch; the scores are those of one decode each (to float rounding), batches
+    split at the sequence limit, and no sequence but the prompt's is left in the cache."""
+    import llama_cpp
+    from maxim_core.llm.llama import LlamaCppBackend
+    prompt = 'Diary of Maxim.\nNow I notice: a red ball and a green cup.\nI think: a ball.\nSo I'
+    conts = [' look at the red ball.', ' track target green cup.', ' wait and watch.',
+             ' say "hello there".', ' move.', ' memory recall red ball.'] * 7   # 42: 2 batches
+    assert backend.score_sequences >= 2
+    side = backend.score(prompt, conts)
+    mem = llama_cpp.llama_get_memory(backend.llm._ctx.ctx)
+    assert all(llama_cpp.llama_memory_seq_pos_max(mem, s) == -1
+               for s in range(1, backend.score_sequences + 1))
+    one = LlamaCppBackend(backend.model_path, n_ctx=2048, score_sequences=1)
+    try:
+        assert one.score_sequences == 0
+        alone = one.score(prompt, conts)
+    finally:
+        one.close()
+    assert side.token_counts == alone.token_counts
+    for a, b in zip(side.logprobs, alone.logprobs):
+        assert a == pytest.approx(b, abs=0.5)
+    order = sorted(range(6), key=lambda i: -alone.logprobs[i])
+    assert sorted(range(6), key=lambda i: -side.logprobs[i])[0] == order[0]
