@@ -32,6 +32,8 @@ _PARAMS = (
     ('n_ctx', 4096, 'context length in tokens'),
     ('n_threads', 2, 'CPU threads for llama.cpp'),
     ('n_batch', 512, 'prompt evaluation batch size'),
+    ('score_sequences', 32, 'sequences of the KV cache, for scoring candidates side by side '
+                            'in one batch (1: one after another)'),
     ('queue.max_pending', 4, 'requests that may wait; more are refused (ERROR_QUEUE_FULL)'),
     ('queue.wait_timeout_s', 30.0, 'longest wait in the queue before ERROR_QUEUE_FULL'),
     ('generate.max_tokens', 256, 'default max_tokens'),
@@ -58,6 +60,7 @@ class LLMParams:
     wait_timeout_s: float
     defaults: dict
     trace_path: str = ''
+    score_sequences: int = 32
 
 
 class LLMNode(LifecycleNode):
@@ -66,7 +69,8 @@ class LLMNode(LifecycleNode):
     Parameters:
         backend (str, 'llama' | 'scripted'), scripted.script_file (str, ''),
         model_path (str, ''), model_cache_dir (str, ''), n_ctx (int, 4096),
-        n_threads (int, 2), n_batch (int, 512), queue.max_pending (int, 4),
+        n_threads (int, 2), n_batch (int, 512), score_sequences (int, 32),
+        queue.max_pending (int, 4),
         queue.wait_timeout_s (double, 30.0), generate.max_tokens (int, 256),
         generate.temperature (0.8), generate.top_p (0.95), generate.top_k (40),
         generate.min_p (0.05), generate.repeat_penalty (1.1), generate.timeout_s (120.0)
@@ -123,7 +127,8 @@ class LLMNode(LifecycleNode):
         return LLMParams(str(p['backend']), str(p['scripted.script_file']),
                          str(p['model_path']), str(p['model_cache_dir']), int(p['n_ctx']),
                          int(p['n_threads']), int(p['n_batch']), int(p['queue.max_pending']),
-                         float(p['queue.wait_timeout_s']), defaults, str(p['trace_path']))
+                         float(p['queue.wait_timeout_s']), defaults, str(p['trace_path']),
+                         int(p['score_sequences']))
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _report(self, stage: str, fraction: float) -> None:
@@ -145,7 +150,8 @@ class LLMNode(LifecycleNode):
                 path = resolve_model(params.model_path, params.model_cache_dir or None,
                                      self._report)
                 backend = LlamaCppBackend(path, n_ctx=params.n_ctx,
-                                          n_threads=params.n_threads, n_batch=params.n_batch)
+                                          n_threads=params.n_threads, n_batch=params.n_batch,
+                                          score_sequences=params.score_sequences)
             else:
                 raise ValueError(f"backend must be 'llama' or 'scripted', not "
                                  f'{params.backend!r}')
