@@ -657,6 +657,12 @@ def test_ids_in_results_are_no_words_of_the_situation():
     words = content_words('04bb9cefbb94 head moving by pan -0.40 rad')
     assert words == ['head', 'moving', 'pan', 'rad']
     assert content_words('a decade of deadbeef') == ['decade', 'deadbeef']    # words stay
+    # A result's ids are not its words: the diary told "Result: 107dd362fc8e4" and the
+    # model copied it into its thoughts.
+    from maxim_core.deliberation.choice import result_words
+    out = json.dumps({'goal_id': 'c0ffee12', 'target': 'red object', 'valid': 'yes',
+                      'trace': '107dd362fc8e4', 'id': 'x1'})
+    assert result_words(out) == 'red object yes'
 
 
 def test_words_that_ask_for_an_act_are_answered_by_the_act_first():

@@ -563,9 +563,11 @@ def result_words(output: str, limit: int = 300) -> str:
     while stack and len(parts) < 12:
         item = stack.pop(0)
         if isinstance(item, str) and item.strip():
-            parts.append(item.strip())
+            if not _IDS.fullmatch(item.strip()):     # a goal's or a call's id says nothing
+                parts.append(item.strip())
         elif isinstance(item, dict):
-            stack.extend(v for v in item.values() if isinstance(v, (str, list, dict)))
+            stack.extend(v for k, v in item.items() if isinstance(v, (str, list, dict))
+                         and not re.fullmatch(r'(?:.*_)?id', str(k).lower()))
         elif isinstance(item, list):
             stack.extend(item[:6])
     return ' '.join(' '.join(parts).split())[:limit]
