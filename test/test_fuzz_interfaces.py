@@ -192,8 +192,17 @@ def _interfaces(run, probe):
     for srv in node.services:
         if not _type_name(srv.srv_type).startswith(FRAMEWORK):
             out.append(('service', srv.service_name, srv.srv_type, qos_profile_services_default))
-    actions = get_action_server_names_and_types_by_node(probe, node.get_name(),
-                                                        node.get_namespace())
+    # The graph names the action servers; the node's own waitables say how many to expect,
+    # so a graph not yet up to date is waited for (bounded), not read as "no actions".
+    from rclpy.action import ActionServer
+    expected = sum(isinstance(w, ActionServer) for w in node.waitables)
+    deadline = time.monotonic() + 15.0
+    while True:
+        actions = get_action_server_names_and_types_by_node(probe, node.get_name(),
+                                                            node.get_namespace())
+        if len(actions) >= expected or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     for name, types in actions:
         pkg, _, cls = types[0].split('/')
         mod = __import__(f'{pkg}.action', fromlist=[cls])

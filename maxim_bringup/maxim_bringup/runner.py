@@ -11,6 +11,7 @@ import importlib.metadata
 import json
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -159,6 +160,9 @@ class Runner:
     def spin(self) -> None:
         """Spin until Ctrl-C, SIGTERM or the configured duration."""
         deadline = time.monotonic() + self.config.duration_s if self.config.duration_s else None
+        switch = os.environ.get('MAXIM_SWITCH_INTERVAL_S', '')
+        if switch:
+            sys.setswitchinterval(float(switch))
         spinner = threading.Thread(target=self._spin_executor, name='executor', daemon=True)
         self._spinner = spinner
         spinner.start()
