@@ -11,7 +11,6 @@ import importlib.metadata
 import json
 import os
 import signal
-import sys
 import threading
 import time
 
@@ -160,9 +159,6 @@ class Runner:
     def spin(self) -> None:
         """Spin until Ctrl-C, SIGTERM or the configured duration."""
         deadline = time.monotonic() + self.config.duration_s if self.config.duration_s else None
-        switch = os.environ.get('MAXIM_SWITCH_INTERVAL_S', '')
-        if switch:
-            sys.setswitchinterval(float(switch))
         spinner = threading.Thread(target=self._spin_executor, name='executor', daemon=True)
         self._spinner = spinner
         spinner.start()
@@ -176,6 +172,19 @@ class Runner:
 
     def _spin_executor(self) -> None:
         from rclpy.executors import ExternalShutdownException
+        nice = int(os.environ.get('MAXIM_NICE_OTHERS', '0') or 0)
+        if nice > 0:
+            # Linux: nice is per thread and a new thread inherits its creator's. The executor's
+            # workers (created from here) and the renderer's threads yield to the model's.
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+            for task in os.listdir('/proc/self/task'):
+                try:
+                    with open(f'/proc/self/task/{task}/comm', encoding='utf-8') as f:
+                        name = f.read().strip()
+                    if name.startswith('llvmpipe'):
+                        os.setpriority(os.PRIO_PROCESS, int(task), nice)
+                except OSError:
+                    continue
         try:
             self.executor.spin()
         except ExternalShutdownException:

@@ -54,3 +54,18 @@ def test_a_cycles_model_calls_are_those_within_its_span():
                 {'wall': 108.0, 'kind': 1, 'status': 0, 'cycle_s': 1.0}]    # idle kind
     got = cycles_of(calls, thoughts)
     assert [mine for _, mine in got] == [[0, 1], [3]]
+
+
+def test_an_argument_naming_one_of_the_robots_tools_is_grounded():
+    percepts = [{'t': 0.0, 'labels': ['cup'], 'narrative': 'A cup.'}]
+    choice = json.dumps([{'tool': 'predict_outcome', 'args': {}},
+                         {'tool': 'memory_recall', 'args': {}}])
+    t = thought(1.0, 'The cup.', {'tool': 'predict_outcome',
+                                  'args': {'tool_name': 'memory_recall'}})
+    t['choice_json'] = choice
+    other = thought(2.0, 'The cup.', {'tool': 'predict_outcome',
+                                      'args': {'tool_name': 'launch_rocket'}})
+    other['choice_json'] = choice
+    out = analyse([t, other], percepts, duration_s=60.0)
+    assert out['args'] == 2 and out['grounded_arg_rate'] == 0.5
+    assert out['ungrounded'] == ["predict_outcome tool_name='launch_rocket'"]

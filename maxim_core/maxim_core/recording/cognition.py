@@ -67,6 +67,15 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
     args_total = args_grounded = 0
     actions = 0
     ungrounded: list[str] = []
+    # The robot's own tools, as its choices listed them: an argument that names one
+    # (predict_outcome {"tool_name": "memory_recall"}) is grounded in what it can do.
+    tools: set[str] = set()
+    for t in ts:
+        try:
+            tools |= {str(c.get('tool')) for c in json.loads(t.get('choice_json') or '[]')
+                      if isinstance(c, dict) and c.get('tool')}
+        except ValueError:
+            continue
     for t in ts:
         names, seen = _context(t, percepts, window_s)
         if _stems(content_words(t['text'])) & names:
@@ -88,7 +97,8 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
             if key in FREE_TEXT_PARAMS:
                 ok = bool(value.strip()) and not is_template(value)
             else:
-                ok = value.strip().lower() in context and not is_template(value)
+                ok = (value.strip().lower() in context or value.strip() in tools) \
+                    and not is_template(value)
             args_grounded += ok
             if not ok:
                 ungrounded.append(f'{action.get("tool")} {key}={value!r}')
