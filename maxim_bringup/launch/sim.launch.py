@@ -29,21 +29,24 @@ def generate_launch_description():
     common = node_kwargs()
     urdf = PathJoinSubstitution([FindPackageShare('maxim_bringup'), 'urdf', 'maxim_head.urdf'])
     dds = dds_profile_actions()   # the frame transport (config/fastdds.xml)
+    # Everything but the model and the head's control loop yields to the model's threads, as
+    # in `./maxim sim` (runner.yield_to_model): llm.n_threads 2 on two cores.
+    yielding = dict(common, prefix='nice -n 10')
     return LaunchDescription(standard_arguments('sim.yaml', 'true') + dds + [
         DeclareLaunchArgument(
             'robot_state_publisher', default_value='true',
             description='Publish the head URDF and TF from joint_states (for rviz)'),
         LifecycleNode(package='maxim_perception', executable='sim_head_node', name='sim_head',
-                      **common),
+                      **yielding),
         Node(package='maxim_perception', executable='attention_node', name='attention',
-             **common),
+             **yielding),
         LifecycleNode(package='maxim_perception', executable='head_controller_node',
                       name='head_controller', **common),
         LifecycleNode(package='maxim_memory', executable='memory_node', name='memory',
-                      **common),
+                      **yielding),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
-        Node(package='maxim_core', executable='fear_node', name='fear', **common),
-        Node(package='maxim_core', executable='agent_node', name='agent', **common),
+        Node(package='maxim_core', executable='fear_node', name='fear', **yielding),
+        Node(package='maxim_core', executable='agent_node', name='agent', **yielding),
         lifecycle_manager(LIFECYCLE),
         Node(package='robot_state_publisher', executable='robot_state_publisher',
              name='robot_state_publisher', namespace=LaunchConfiguration('namespace'),
