@@ -122,12 +122,17 @@ def test_a_lost_get_state_reply_is_asked_again_within_the_budget():
     manager = rclpy.create_node('manager', context=ctx)
     group = ReentrantCallbackGroup()
     asked, delays = [], [2.0]      # the first reply is late: the manager stopped waiting
+    replied = threading.Condition()
+    sent = []
 
     def get_state(_request, response):
         asked.append(time.monotonic())
         if delays:
-            time.sleep(delays.pop())
+            time.sleep(delays.pop())     # the slow service under test
         response.current_state.id = INACTIVE
+        with replied:
+            sent.append(True)
+            replied.notify_all()
         return response
 
     server.create_service(GetState, 'slow_lc/get_state', get_state, callback_group=group)
@@ -152,7 +157,8 @@ def test_a_lost_get_state_reply_is_asked_again_within_the_budget():
         delays.append(1.0)
         with pytest.raises(LifecycleError, match='no answer within 0.2 s'):
             transport.state('slow_lc')
-        time.sleep(1.2)                     # the late reply is sent before the teardown
+        with replied:                       # the late reply is sent before the teardown
+            assert replied.wait_for(lambda: len(sent) == len(asked), timeout=10.0)
     finally:
         halt.set()
         spin.join(timeout=10.0)

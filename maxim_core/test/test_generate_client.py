@@ -1,6 +1,7 @@
 """GenerateBackend (the agent's and the fear node's model client) when the llm node stops
 answering: a stopping node abandons the call at once instead of waiting out its timeout."""
 
+import contextlib
 import threading
 import time
 
@@ -9,23 +10,51 @@ import pytest
 pytestmark = pytest.mark.ros
 
 
-def test_abort_ends_a_call_the_server_never_answers():
+@contextlib.contextmanager
+def served(execute, cancel_response):
+    """A Generate action server running `execute`, and a GenerateBackend client of it, on
+    one executor in a context of their own."""
     import rclpy
-    from rclpy.action import ActionServer, CancelResponse
+    from rclpy.action import ActionServer
     from rclpy.callback_groups import ReentrantCallbackGroup
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
 
-    from maxim_core.llm.backend import CANCELLED, LLMError
     from maxim_core.nodes.clients import GenerateBackend
     from maxim_interfaces.action import Generate
 
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
-    release = threading.Event()
-    accepted = threading.Event()
     executor = MultiThreadedExecutor(num_threads=4, context=ctx)
     group = ReentrantCallbackGroup()
+    server_node = Node('test_llm', context=ctx)
+    server = ActionServer(server_node, Generate, 'llm/generate', execute,
+                          cancel_callback=lambda _goal: cancel_response,
+                          callback_group=group)
+    client_node = Node('client', context=ctx)
+    backend = GenerateBackend(client_node, 'test', callback_group=group, timeout_s=60.0)
+    executor.add_node(server_node)
+    executor.add_node(client_node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        yield backend
+    finally:
+        executor.shutdown(timeout_sec=5.0)
+        server.destroy()
+        backend.destroy()
+        client_node.destroy_node()
+        server_node.destroy_node()
+        rclpy.try_shutdown(context=ctx)
+
+
+def test_abort_ends_a_call_the_server_never_answers():
+    from rclpy.action import CancelResponse
+
+    from maxim_core.llm.backend import CANCELLED, LLMError
+    from maxim_interfaces.action import Generate
+
+    release = threading.Event()
+    accepted = threading.Event()
 
     def execute(handle):            # a server that has stopped working: no answer comes
         accepted.set()
@@ -33,70 +62,45 @@ def test_abort_ends_a_call_the_server_never_answers():
         handle.abort()
         return Generate.Result()
 
-    server_node = Node('silent_llm', context=ctx)
-    server = ActionServer(server_node, Generate, 'llm/generate', execute,
-                          cancel_callback=lambda _goal: CancelResponse.REJECT,
-                          callback_group=group)
-    client_node = Node('client', context=ctx)
-    backend = GenerateBackend(client_node, 'test', callback_group=group, timeout_s=60.0)
-    executor.add_node(server_node)
-    executor.add_node(client_node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
     outcome = {}
+    with served(execute, CancelResponse.REJECT) as backend:
+        def call():
+            t0 = time.monotonic()
+            try:
+                backend.complete('Hello', max_tokens=4)
+            except LLMError as exc:
+                outcome['code'] = exc.code
+            outcome['s'] = time.monotonic() - t0
 
-    def call():
-        t0 = time.monotonic()
+        caller = threading.Thread(target=call, daemon=True)
         try:
-            backend.complete('Hello', max_tokens=4)
-        except LLMError as exc:
-            outcome['code'] = exc.code
-        outcome['s'] = time.monotonic() - t0
-
-    caller = threading.Thread(target=call, daemon=True)
-    try:
-        caller.start()
-        assert accepted.wait(10.0)        # the goal is accepted and waiting
-        assert caller.is_alive()
-        backend.abort()
-        caller.join(timeout=10.0)
-        assert not caller.is_alive()
-        assert outcome['code'] == CANCELLED
-        with pytest.raises(LLMError) as later:
-            backend.complete('Again', max_tokens=4)       # and no new call starts
-        assert later.value.code == CANCELLED
-    finally:
-        release.set()
-        executor.shutdown(timeout_sec=5.0)
-        server.destroy()
-        backend.destroy()
-        client_node.destroy_node()
-        server_node.destroy_node()
-        rclpy.try_shutdown(context=ctx)
+            caller.start()
+            assert accepted.wait(10.0)        # the goal is accepted and waiting
+            assert caller.is_alive()
+            backend.abort()
+            caller.join(timeout=10.0)
+            assert not caller.is_alive()
+            assert outcome['code'] == CANCELLED
+            with pytest.raises(LLMError) as later:
+                backend.complete('Again', max_tokens=4)       # and no new call starts
+            assert later.value.code == CANCELLED
+        finally:
+            release.set()            # the server's handler ends before the teardown
 
 
 def test_a_caller_cancels_while_the_server_reads_the_prompt_before_any_token():
-    import rclpy
-    from rclpy.action import ActionServer, CancelResponse
-    from rclpy.callback_groups import ReentrantCallbackGroup
-    from rclpy.executors import MultiThreadedExecutor
-    from rclpy.node import Node
+    from rclpy.action import CancelResponse
 
     from maxim_core.llm.backend import STOP_CANCELLED
-    from maxim_core.nodes.clients import GenerateBackend
     from maxim_interfaces.action import Generate
 
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
     accepted, stop = threading.Event(), threading.Event()
-    executor = MultiThreadedExecutor(num_threads=4, context=ctx)
-    group = ReentrantCallbackGroup()
 
     def execute(handle):           # a long prompt being read: no token, cancel honoured
         accepted.set()
         deadline = time.monotonic() + 30.0
         while time.monotonic() < deadline and not handle.is_cancel_requested:
-            time.sleep(0.01)
+            time.sleep(0.01)       # llama.cpp reading the prompt; a cancel is seen after
         result = Generate.Result(error_code=Generate.Result.ERROR_CANCELLED)
         if handle.is_cancel_requested:
             handle.canceled()
@@ -104,36 +108,18 @@ def test_a_caller_cancels_while_the_server_reads_the_prompt_before_any_token():
             handle.abort()
         return result
 
-    server_node = Node('reading_llm', context=ctx)
-    server = ActionServer(server_node, Generate, 'llm/generate', execute,
-                          cancel_callback=lambda _goal: CancelResponse.ACCEPT,
-                          callback_group=group)
-    client_node = Node('client', context=ctx)
-    backend = GenerateBackend(client_node, 'test', callback_group=group, timeout_s=60.0)
-    executor.add_node(server_node)
-    executor.add_node(client_node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
     outcome = {}
+    with served(execute, CancelResponse.ACCEPT) as backend:
+        def call():
+            t0 = time.monotonic()
+            done = backend.complete('A long prompt', max_tokens=4,
+                                    on_token=lambda _piece: not stop.is_set())
+            outcome['stop'], outcome['s'] = done.stop_reason, time.monotonic() - t0
 
-    def call():
-        t0 = time.monotonic()
-        done = backend.complete('A long prompt', max_tokens=4,
-                                on_token=lambda _piece: not stop.is_set())
-        outcome['stop'], outcome['s'] = done.stop_reason, time.monotonic() - t0
-
-    caller = threading.Thread(target=call, daemon=True)
-    try:
+        caller = threading.Thread(target=call, daemon=True)
         caller.start()
         assert accepted.wait(10.0)
         stop.set()                               # the deliberation was cancelled
         caller.join(timeout=20.0)
         assert not caller.is_alive()
         assert outcome['stop'] == STOP_CANCELLED
-    finally:
-        executor.shutdown(timeout_sec=5.0)
-        server.destroy()
-        backend.destroy()
-        client_node.destroy_node()
-        server_node.destroy_node()
-        rclpy.try_shutdown(context=ctx)

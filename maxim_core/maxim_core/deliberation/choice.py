@@ -244,13 +244,19 @@ def own_changes(g: 'Grounding') -> dict[tuple[str, str], bool]:
     return out
 
 
+def verb_on(tool: str | None, thing: str) -> str:
+    """The verb of a tool that acts on `thing` ('take_from_chest', 'chest' -> 'take'), ''
+    when the tool is not an act on it."""
+    if not tool or not thing or not tool.lower().endswith('_' + thing.replace(' ', '_')):
+        return ''
+    return tool[:-len(thing) - 1].split('_')[0].lower()
+
+
 def effect_of(tool: str, thing: str, state: Mapping[str, Any]) -> tuple[str, bool] | None:
     """What an act on a thing sets, when the act's verb names one of the thing's two-valued
     states: 'open_door' -> ('open', True), 'unlock_door' -> ('locked', False); None when the
     verb names none ('knock_door': what it does is not known)."""
-    if not tool or not thing or not tool.lower().endswith('_' + thing.replace(' ', '_')):
-        return None
-    verb = tool[:-len(thing) - 1].split('_')[0].lower()
+    verb = verb_on(tool, thing)
     if not verb:
         return None
     for key, value in state.items():
@@ -801,7 +807,7 @@ class Chooser:
         on_thing: dict[int, str] = {}
         for c in cands:
             for thing, state in states.items():
-                if c.tool and c.tool.lower().endswith('_' + thing.replace(' ', '_')):
+                if verb_on(c.tool, thing):
                     on_thing[id(c)] = thing
                     eff = effect_of(c.tool, thing, state)
                     if eff is not None:
@@ -816,8 +822,8 @@ class Chooser:
         goal_things = {t for t in states if {_stem(w) for w in content_words(t)} & goal_stems}
         succeeded = {r.tool for r in g.recent if r.success}
         verb_left = {on_thing[id(c)] for c in cands if id(c) in on_thing
-                     and c.tool not in succeeded and _stem(
-                         c.tool[:-len(on_thing[id(c)]) - 1].split('_')[0]) in goal_stems}
+                     and c.tool not in succeeded
+                     and _stem(verb_on(c.tool, on_thing[id(c)])) in goal_stems}
         settled = bool(goal_things) and not (goal_things & (pending | verb_left)) and \
             any(t in goal_things for t, _ in mine)
         # Habit is to what the robot did since a person last spoke to it: new words

@@ -338,9 +338,9 @@ class LlamaCppBackend:
                 size += len(conts[todo[0]]) - 1
                 group.append(todo.pop(0))
             if deadline is not None and self.clock() >= deadline:
-                done = sum(1 for i in range(len(conts)) if i not in todo and i not in group)
-                raise LLMError(TIMEOUT, f'scored {done} of {len(conts)} continuations '
-                               'before the deadline')
+                left = len(todo) + len(group)
+                raise LLMError(TIMEOUT, f'scored {len(conts) - left} of {len(conts)} '
+                               'continuations before the deadline')
             batch = llama_cpp.llama_batch_init(size, 0, 1)
             rows: list[tuple[int, int, int]] = []        # (continuation, its token, row)
             try:
