@@ -10,6 +10,7 @@ file a node writes lives in the test's temporary folder.
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -285,7 +286,13 @@ def assert_clean_stop(launch: Launch, seconds: float, label: str) -> None:
     assert seconds != float('inf'), f'{label}: processes left after {STOP_WAIT_S} s:\n{out}'
     assert 'Traceback' not in out, out
     assert "sending signal 'SIGTERM'" not in out, f'{label}: launch had to escalate:\n{out}'
-    assert 'process has died' not in out, out
+    # A death is one of ours unless launch itself lost the exit status: asyncio prints
+    # "Unknown child process pid N, will report returncode 255" when the pid was already
+    # reaped, and launch then calls that process dead with code 255 (seen once in CI, the
+    # process had ended cleanly; the assertions above still hold for it).
+    lost = set(re.findall(r'Unknown child process pid (\d+)', out))
+    died = re.findall(r'process has died \[pid (\d+), exit code (-?\d+)', out)
+    assert not [p for p, code in died if not (p in lost and code == '255')], out
 
 
 # ---- the simulated head ------------------------------------------------------------------
