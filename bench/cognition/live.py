@@ -118,11 +118,11 @@ def run_sim(seconds: float, folder: str, sets=()) -> tuple[str, list[float], lis
 
 
 def replay_alone(trace: str, thoughts: list[dict], threads: int = 2
-                 ) -> tuple[list, list, list]:
-    """The same cycles alone: (cycle seconds in the sim, alone, model seconds alone) per
-    cycle, from replaying its traced calls in order on the embedded model with nothing else
-    running, on `threads` threads (2: the machine's best; 1: the sim's own setting, which
-    leaves the other core to MuJoCo and attention)."""
+                 ) -> tuple[list, list, list, list]:
+    """The same cycles alone: (cycle seconds in the sim, alone, model seconds alone, model
+    seconds the llm node served them in within the sim) per cycle, from replaying its traced
+    calls in order on the embedded model with nothing else running, on `threads` threads (2:
+    the machine's best; 1: a single thread, which leaves the other core to the rest)."""
     from maxim_core.llm.llama import LlamaCppBackend
     from maxim_core.llm.model import resolve_model
     with open(trace, encoding='utf-8') as f:
@@ -143,8 +143,9 @@ def replay_alone(trace: str, thoughts: list[dict], threads: int = 2
     finally:
         backend.close()
     model = [sum(took[i] for i in mine) for _, mine in cycles]
+    served = [sum(calls[i]['t1'] - calls[i]['t0'] for i in mine) for _, mine in cycles]
     return ([t['cycle_s'] for t, _ in cycles],
-            [m + t['enrichment_s'] for m, (t, _) in zip(model, cycles)], model)
+            [m + t['enrichment_s'] for m, (t, _) in zip(model, cycles)], model, served)
 
 
 def sim_part(seconds: float, sets=()) -> dict:
@@ -155,7 +156,7 @@ def sim_part(seconds: float, sets=()) -> dict:
     fig = analyse(session.thoughts, session.percepts, session.duration_s or seconds)
     print(f'sim: {session.duration_s:.0f} s recorded in {time.monotonic() - t0:.0f} s, '
           f'{fig["thoughts"]} thoughts', flush=True)
-    in_sim, cycles, model = replay_alone(trace, seen)
+    in_sim, cycles, model, served = replay_alone(trace, seen)
     print(f'alone: {len(cycles)} cycles of the sim replayed', flush=True)
     fig['alone_cycles'] = len(cycles)
     fig['alone_cycle_p50_s'] = statistics.median(cycles) if cycles else 0.0
@@ -163,12 +164,15 @@ def sim_part(seconds: float, sets=()) -> dict:
     sim_llm = [t['llm_s'] for t in seen if t['kind'] == 0 and t['status'] == 0
                and t['cycle_s'] > 0]
     fig['sim_llm_p50_s'] = statistics.median(sim_llm) if sim_llm else 0.0
+    # What the llm node itself took for the same calls in the sim: the model slowed by the
+    # cores it shares (served over alone), apart from the ways to and from it (llm over served)
+    fig['sim_served_p50_s'] = statistics.median(served) if served else 0.0
     fig['sim_matched_cycle_p50_s'] = statistics.median(in_sim) if in_sim else 0.0
     fig['sim_over_alone'] = (fig['sim_matched_cycle_p50_s'] / fig['alone_cycle_p50_s']
                              if fig['alone_cycle_p50_s'] else 0.0)
     # The same replay on one thread, as the sim runs the model: what is the cost of sharing
     # the cores, apart from the thread the sim gives up (the goal is judged on the above).
-    _, one, _ = replay_alone(trace, seen, threads=1)
+    _, one, _, _ = replay_alone(trace, seen, threads=1)
     fig['alone_1t_cycle_p50_s'] = statistics.median(one) if one else 0.0
     fig['sim_over_alone_1t'] = (fig['sim_matched_cycle_p50_s'] / fig['alone_1t_cycle_p50_s']
                                 if fig['alone_1t_cycle_p50_s'] else 0.0)
@@ -228,7 +232,7 @@ def main() -> int:
         for key in ('thoughts', 'copy_rate', 'named_rate', 'actions', 'actions_per_min',
                     'args', 'grounded_arg_rate', 'cycle_p50_s', 'cycle_p90_s',
                     'alone_cycles', 'sim_matched_cycle_p50_s', 'alone_cycle_p50_s',
-                    'sim_llm_p50_s', 'alone_llm_p50_s',
+                    'sim_llm_p50_s', 'sim_served_p50_s', 'alone_llm_p50_s',
                     'sim_over_alone', 'alone_1t_cycle_p50_s', 'sim_over_alone_1t',
                     'first_answer_max_s'):
             v = fig[key]

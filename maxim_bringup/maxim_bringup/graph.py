@@ -18,14 +18,19 @@ class NodeSpec:
     module: str         # Python module that defines the node class.
     cls: str            # Node class name.
     lifecycle: bool = False
+    # Threads of the node's own executor in the in-process runner, as its console script
+    # spins it under launch (1: a single-threaded executor, which runs each callback in
+    # place, the cheapest for a node of fast callbacks at a high rate).
+    threads: int = 1
 
     def load(self):
         """Import and return the node class."""
         return getattr(importlib.import_module(self.module), self.cls)
 
 
-def _spec(name, package, executable, cls, lifecycle=False):
-    return NodeSpec(name, package, executable, f'{package}.nodes.{executable}', cls, lifecycle)
+def _spec(name, package, executable, cls, lifecycle=False, threads=1):
+    return NodeSpec(name, package, executable, f'{package}.nodes.{executable}', cls, lifecycle,
+                    threads)
 
 
 NODES = {
@@ -36,10 +41,11 @@ NODES = {
     'head_controller': _spec(
         'head_controller', 'maxim_perception', 'head_controller_node', 'HeadControllerNode',
         lifecycle=True),
-    'memory': _spec('memory', 'maxim_memory', 'memory_node', 'MemoryNode', lifecycle=True),
-    'llm': _spec('llm', 'maxim_core', 'llm_node', 'LLMNode', lifecycle=True),
-    'fear': _spec('fear', 'maxim_core', 'fear_node', 'FearNode'),
-    'agent': _spec('agent', 'maxim_core', 'agent_node', 'AgentNode'),
+    'memory': _spec('memory', 'maxim_memory', 'memory_node', 'MemoryNode', lifecycle=True,
+                    threads=3),
+    'llm': _spec('llm', 'maxim_core', 'llm_node', 'LLMNode', lifecycle=True, threads=4),
+    'fear': _spec('fear', 'maxim_core', 'fear_node', 'FearNode', threads=3),
+    'agent': _spec('agent', 'maxim_core', 'agent_node', 'AgentNode', threads=4),
     'console': _spec('console', 'maxim_bringup', 'console_node', 'ConsoleNode'),
     'recorder': _spec('recorder', 'maxim_core', 'recorder_node', 'RecorderNode'),
 }

@@ -1,5 +1,6 @@
-"""The in-process runner: every node of a graph in one process, on one MultiThreadedExecutor,
-with the parameters of the same params YAML the launch files pass.
+"""The in-process runner: every node of a graph in one process, each on an executor of its
+own (as under launch, where each has a process), with the parameters of the same params
+YAML the launch files pass.
 
 This is what `./maxim sim` runs: on a laptop with no ROS 2 tooling (`ros2 launch` is not on
 PyPI) it is how the whole robot starts. Slow start-up steps (model assembly and load,
@@ -55,15 +56,22 @@ class RunConfig:
     #                                   model's (`yield_to_model`; env MAXIM_NICE_OTHERS)
 
 
+# Threads of this process that serve no deliberation cycle and so yield to the model with
+# the executor: the software renderer's (named by Mesa), attention's face detector and the
+# background writers (Python thread names).
+BACKGROUND_THREADS = ('llvmpipe', 'attention-faces', 'concept-extractor', 'recorder_drain')
+
+
 def yield_to_model(nice: int) -> list[int]:
     """Lower the priority of the calling thread (the executor's: its worker threads, created
-    from it, inherit it) and of the software renderer's threads to `nice` (0: nothing);
-    the ids of the threads changed. Linux keeps a nice value per thread and a new thread
-    inherits its creator's: the model's threads (its queue worker, started at configure from
-    the main thread, and llama.cpp's, started from that) and the simulated head's physics
-    keep theirs. On two cores this let the model run on two threads without stalling on
-    each other whenever a callback or the renderer took a core (bench/README.md,
-    "cognition"), and the head command rate held (52 Hz against a 50 Hz target)."""
+    from it, inherit it) and of the background threads (`BACKGROUND_THREADS`) to `nice`
+    (0: nothing); the ids of the threads changed. Linux keeps a nice value per thread and a
+    new thread inherits its creator's: the model's threads (its queue worker, started at
+    configure from the main thread, and llama.cpp's, started from that), the mind's, the
+    head's control loop and the simulated head's physics keep theirs. On two cores this let
+    the model run on two threads without stalling on each other whenever a callback, the
+    renderer or the face detector took a core (bench/README.md, "cognition"), and the head
+    command rate held (52 Hz against a 50 Hz target)."""
     if nice <= 0 or not hasattr(os, 'setpriority'):
         return []
     changed = []
@@ -72,16 +80,47 @@ def yield_to_model(nice: int) -> list[int]:
         changed.append(threading.get_native_id())
     except OSError:
         return []                 # not allowed here: everything keeps its priority
+    targets = {t.native_id for t in threading.enumerate()
+               if t.name.startswith(BACKGROUND_THREADS) and t.native_id is not None}
     for task in os.listdir('/proc/self/task') if os.path.isdir('/proc/self/task') else []:
         try:
             with open(f'/proc/self/task/{task}/comm', encoding='utf-8') as f:
-                name = f.read().strip()
-            if name.startswith('llvmpipe'):
-                os.setpriority(os.PRIO_PROCESS, int(task), nice)
-                changed.append(int(task))
+                if f.read().strip().startswith(BACKGROUND_THREADS):
+                    targets.add(int(task))
         except (OSError, ValueError):
             continue              # a thread that ended meanwhile
+    for tid in sorted(targets - set(changed)):
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+            changed.append(tid)
+        except OSError:
+            continue              # a thread that ended meanwhile
     return changed
+
+
+def share_sim_clock(source, node) -> bool:
+    """Drive `node`'s clock from `source`'s subscription to the simulated clock, and drop
+    the node's own: True when done. Every rclpy node with `use_sim_time` subscribes to
+    /clock by itself, so a graph of nine nodes in one process ran nine Python callbacks per
+    tick of the simulated head (100 a second): 900 callbacks a second on the executor that
+    the model's two cores also serve. One subscription setting every clock keeps each node's
+    time exactly as before (the same message sets them all) at a ninth of the cost. A node
+    that does not run on sim time, or an rclpy without the per-node time source this reads,
+    is left as it is."""
+    mine = getattr(node, '_time_source', None)
+    theirs = getattr(source, '_time_source', None)
+    if mine is None or theirs is None or mine is theirs:
+        return False
+    if not (mine.ros_time_is_active and theirs.ros_time_is_active):
+        return False
+    mine.detach_node()             # its /clock subscription goes
+    theirs.attach_clock(node.get_clock())
+    return True
+
+
+def _on_sim_time(node) -> bool:
+    source = getattr(node, '_time_source', None)
+    return bool(source is not None and source.ros_time_is_active)
 
 
 class Runner:
@@ -117,7 +156,15 @@ class Runner:
         self.lifecycle = LifecycleSequence([s.name for s in specs if s.lifecycle],
                                            DirectTransport(self._lifecycle_nodes))
         self.context = None
-        self.executor = None
+        # One executor per node, each spun by its own thread, as each node spins in its own
+        # process under launch. rclpy's executor walks every entity of its nodes on each
+        # wake-up: one executor for the whole graph woke for the head's 100 Hz clock, 50 Hz
+        # commands and joint states with the agent's, the llm's and memory's hundred-odd
+        # entities to walk, and took half a core (docs/ARCHITECTURE.md, "The model first on
+        # two cores").
+        self.executors: list = []
+        self._spinners: list[threading.Thread] = []
+        self._spinning = False
         self._stop = threading.Event()
 
     def run_info(self) -> dict:
@@ -143,15 +190,12 @@ class Runner:
 
     def start(self) -> None:
         import rclpy
-        from rclpy.executors import MultiThreadedExecutor
         from rclpy.parameter import Parameter
 
         self.context = rclpy.Context()
         # Our own SIGINT/SIGTERM handling below ends the run cleanly (exit 0).
         rclpy.init(context=self.context,
                    signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
-        self.executor = MultiThreadedExecutor(num_threads=max(4, len(self.specs) + 2),
-                                              context=self.context)
         for spec in self.specs:
             label = _STARTING.get(spec.name, f'starting {spec.name}')
             with self.out.status(f'[cyan]{label}…') as status:
@@ -180,9 +224,24 @@ class Runner:
                     raise StartupError(
                         f'{spec.name} ({spec.module}.{spec.cls}) failed to start: '
                         f'{type(exc).__name__}: {exc}') from exc
-                self.nodes.append(node)
-                self.executor.add_node(node)
+                self.add_node(node, spec.threads)
             self.out.print(f'[green]✓[/] {spec.name} [dim]{time.monotonic() - t0:.1f}s[/]')
+
+    def add_node(self, node, threads: int = 1) -> None:
+        """Run `node` on an executor of its own (`threads` > 1: a multi-threaded one), its
+        clock set by the graph's one /clock subscription when it runs on sim time. A node
+        added while the graph spins starts spinning at once."""
+        from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+        sim_time = [n for n in self.nodes if _on_sim_time(n)]
+        if sim_time:
+            share_sim_clock(sim_time[0], node)
+        executor = (MultiThreadedExecutor(num_threads=threads, context=self.context)
+                    if threads > 1 else SingleThreadedExecutor(context=self.context))
+        executor.add_node(node)
+        self.nodes.append(node)
+        self.executors.append(executor)
+        if self._spinning:
+            self._start_spinner(executor, node.get_name())
 
     def request_stop(self, *_args) -> None:
         self._stop.set()
@@ -190,29 +249,50 @@ class Runner:
     def spin(self) -> None:
         """Spin until Ctrl-C, SIGTERM or the configured duration."""
         deadline = time.monotonic() + self.config.duration_s if self.config.duration_s else None
-        spinner = threading.Thread(target=self._spin_executor, name='executor', daemon=True)
-        self._spinner = spinner
-        spinner.start()
+        self._spinning = True
+        for executor, node in zip(list(self.executors), list(self.nodes)):
+            self._start_spinner(executor, node.get_name())
         while not self._stop.is_set():
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 break
             self._stop.wait(0.2 if remaining is None else min(0.2, remaining))
-            if not spinner.is_alive():
-                break
+            if not all(s.is_alive() for s in self._spinners):
+                break                      # a node's executor ended (its context shut down)
 
-    def _spin_executor(self) -> None:
+    def _start_spinner(self, executor, name: str) -> None:
+        spinner = threading.Thread(target=self._spin_executor, args=(executor,),
+                                   name=f'executor-{name}', daemon=True)
+        self._spinners.append(spinner)
+        spinner.start()
+
+    def _spin_executor(self, executor) -> None:
         from rclpy.executors import ExternalShutdownException
+
+        from maxim_core.nodes.lifetime import SPIN_ERRORS
         env = os.environ.get('MAXIM_NICE_OTHERS', '')
         yield_to_model(int(env) if env.strip() else self.config.nice_others)
-        try:
-            self.executor.spin()
-        except ExternalShutdownException:
-            self._stop.set()
+        failed = 0
+        while True:
+            try:
+                executor.spin()           # returns once the executor is shut down
+                return
+            except ExternalShutdownException:
+                self._stop.set()
+                return
+            except Exception as exc:  # noqa: BLE001 - a callback that raised, as in lifetime
+                # One bad message (DDS handing an action client the same goal response
+                # twice) must not end a node; a run of them ends the graph.
+                failed += 1
+                self.out.print(f'[red]a callback failed ({failed}/{SPIN_ERRORS}): {exc}')
+                if failed >= SPIN_ERRORS:
+                    self._stop.set()
+                    return
 
     def stop(self) -> None:
         import rclpy
-        if self.executor is not None:
+        spinning = any(s.is_alive() for s in self._spinners)
+        if self.executors:
             # Quiesce while the executor still spins (the agent's threads end, the llm's
             # queue closes and its generation in progress is cancelled), so no goal result or
             # service reply lands on a shut-down executor, where rclpy fails inside its own
@@ -227,7 +307,6 @@ class Runner:
                     quiesced = True
                 except Exception as exc:  # noqa: BLE001 - stopping goes on regardless
                     self.out.print(f'[yellow]{node.get_name()} did not quiesce: {exc}')
-            spinning = getattr(self, '_spinner', None) is not None and self._spinner.is_alive()
             if quiesced and spinning:
                 time.sleep(0.3)     # the last results and replies go out
             # Lifecycle nodes down in reverse order (deactivate, clean up: resources released).
@@ -237,16 +316,20 @@ class Runner:
                                    f'{step.reason}')
             # Then no new work (camera frames, clock, joint states keep coming): the handlers
             # already handed to the thread pool finish while the executor is whole.
-            for node in self.nodes:
-                self.executor.remove_node(node)
+            for executor, node in zip(self.executors, self.nodes):
+                executor.remove_node(node)
             if spinning:
                 time.sleep(0.3)
-            self.executor.shutdown(timeout_sec=5.0)
-        spinner = getattr(self, '_spinner', None)
-        if spinner is not None:
-            # A spin thread still inside rcl at interpreter exit aborts the process
-            # (std::terminate): wait for it to leave before anything is destroyed.
-            spinner.join(timeout=10.0)
+            for executor in self.executors:
+                executor.shutdown(timeout_sec=5.0)
+        # A spin thread still inside rcl at interpreter exit aborts the process
+        # (std::terminate): wait for them to leave before anything is destroyed.
+        deadline = time.monotonic() + 10.0
+        for spinner in self._spinners:
+            spinner.join(timeout=max(0.1, deadline - time.monotonic()))
+        self._spinners.clear()
+        self.executors.clear()
+        self._spinning = False
         for node in reversed(self.nodes):
             try:
                 node.destroy_node()

@@ -190,3 +190,63 @@ def test_memory_is_brought_up_and_down_by_the_runner_and_a_failed_open_is_one_li
             runner.start()
     finally:
         runner.stop()
+
+
+@pytest.mark.ros
+def test_nodes_on_sim_time_share_one_clock_subscription_and_each_spins_on_its_own():
+    """The runner's graph: one /clock subscription sets every node's clock (the same time
+    as before, at a fraction of the callbacks), and each node has an executor of its own,
+    so a node added while the graph spins is served at once."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from rosgraph_msgs.msg import Clock
+
+    from maxim_bringup.runner import Runner, RunConfig, share_sim_clock
+
+    runner = Runner(RunConfig(graph='headless', only=['none'], console=False))
+    runner.context = rclpy.Context()
+    rclpy.init(context=runner.context)
+    sim_time = [Parameter('use_sim_time', value=True)]
+    first = rclpy.create_node('clock_source', context=runner.context,
+                              parameter_overrides=sim_time)
+    wall = rclpy.create_node('on_wall_time', context=runner.context)
+    runner.add_node(first)
+    runner.add_node(wall)                  # not on sim time: left with its own clock
+    spin = threading.Thread(target=runner.spin, daemon=True)
+    spin.start()
+    second = rclpy.create_node('clock_reader', context=runner.context,
+                               parameter_overrides=sim_time)
+    runner.add_node(second, threads=2)     # added while spinning: spun at once
+    assert len(runner.executors) == 3
+    assert not share_sim_clock(first, wall) and not share_sim_clock(first, first)
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    pub_node = rclpy.create_node('sim_clock', context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(pub_node)
+    pub = pub_node.create_publisher(Clock, '/clock', 10)
+    try:
+        got = None
+        for i in range(200):
+            msg = Clock()
+            msg.clock.sec = 1000 + i
+            pub.publish(msg)
+            ex.spin_once(timeout_sec=0.05)
+            t1 = first.get_clock().now().nanoseconds // 10**9
+            t2 = second.get_clock().now().nanoseconds // 10**9
+            if t1 >= 1000 and t2 >= 1000:
+                got = (t1, t2)
+                break
+        assert got is not None, 'the sim clock never reached both nodes'
+        assert abs(got[0] - got[1]) <= 1
+        assert wall.get_clock().now().nanoseconds // 10**9 > 10**9     # still wall time
+        assert pub_node.count_subscribers('/clock') == 1                 # one, not two
+    finally:
+        pub_node.destroy_node()
+        rclpy.try_shutdown(context=ctx)
+        runner.request_stop()
+        spin.join(timeout=10)
+        runner.stop()
+    assert runner.executors == [] and not runner._spinners

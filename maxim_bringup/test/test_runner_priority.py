@@ -32,3 +32,27 @@ def test_the_calling_thread_and_its_new_threads_yield_and_others_keep_theirs():
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
     assert yield_to_model(0) == []
     assert RunConfig().nice_others == 10
+
+
+@pytest.mark.skipif(not hasattr(os, 'setpriority'), reason='no per-thread priorities here')
+def test_a_background_thread_started_before_yields_too():
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    started, release = threading.Event(), threading.Event()
+    seen = {}
+
+    def faces():                       # attention's face detector, started at configure
+        started.set()
+        release.wait(10.0)
+        seen['faces'] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    bg = threading.Thread(target=faces, name='attention-faces')
+    bg.start()
+    started.wait(5.0)
+    t = threading.Thread(target=lambda: seen.setdefault('changed', yield_to_model(before + 3)))
+    t.start()
+    t.join(10.0)
+    release.set()
+    bg.join(10.0)
+    assert seen['faces'] == before + 3
+    assert bg.native_id in seen['changed']
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before

@@ -202,3 +202,30 @@ def test_faces_on_a_worker_thread_join_a_frame_later_moved_with_the_head():
     finally:
         core.close()
     assert not core.face_worker._thread.is_alive()
+
+
+def test_faces_period_sends_a_frame_to_the_face_worker_at_most_that_often():
+    """face_period_s: frames between go without a new face search; the face stays tracked
+    from the last result (the tracker keeps it for max_age_s)."""
+    frame = SyntheticCamera(fps=FPS).render(0.0)
+    core = AttentionCore(model(), AttentionConfig(faces_async=True, motion=False,
+                                                  face_period_s=0.5))
+    sent = []
+    submit = core.face_worker.submit
+    core.face_worker.submit = lambda *job: (sent.append(job[1]), submit(*job))
+    try:
+        results = []
+        for i in range(12):                       # 1.2 s at 10 fps
+            results.append(core.process(frame, i / 10.0, 0.0, 0.0))
+            core.face_worker.wait_idle(10.0)
+        assert sent == [0.0, 0.5, 1.0]
+        # Found in frame 0 (its result joins frame 0.1) and again in frame 0.5 (joining
+        # 0.6): confirmed, the face is a target on every later frame, searched or not.
+        assert all([tg for tg in r.targets if tg.kind == 'face'] for r in results[6:])
+        assert not [tg for tg in results[5].targets if tg.kind == 'face']
+        core.process(frame, 0.2, 0.0, 0.0)         # time went back (a new sim run): restart
+        assert sent[-1] == 0.2
+    finally:
+        core.close()
+    with pytest.raises(ValueError):
+        AttentionConfig(face_period_s=-1.0)

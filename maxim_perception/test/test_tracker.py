@@ -131,3 +131,26 @@ def test_shift_follows_a_head_rotation():
         tracker.update([], float('inf'))
     with pytest.raises(ValueError):
         TrackerConfig(min_hits=0)
+
+
+def test_a_kind_not_searched_in_a_frame_is_not_missed_there():
+    """Faces looked for on some frames only: a new face is confirmed by two searches that
+    find it, however many frames lie between, and stays reported in between; once a
+    search does not find it, the usual coasting rules apply."""
+    tr = Tracker(TrackerConfig(min_hits=2, max_age_s=1.0, report_coast_s=0.3))
+    face = det(100, 100, label='face', kind=KIND_FACE)
+    tr.update([face], 0.0)
+    for i in range(1, 4):                         # three frames without a face search
+        assert tr.update([], i / 10.0, unsearched={KIND_FACE}) == []
+    assert tr._tracks and not tr._tracks[0].confirmed     # tentative, not dropped
+    [t] = tr.update([face], 0.4)                  # the next search finds it: confirmed
+    for i in range(5, 12):                        # 0.7 s unsearched: still reported
+        assert [x.track_id for x in tr.update([], i / 10.0, unsearched={KIND_FACE})] \
+            == [t.track_id]
+    tr.update([], 1.2)                            # searched, not found: coasting again
+    assert tr.update([], 1.7) == []               # past report_coast_s since seen at 0.4
+    # A kind searched every frame is missed as before: a tentative colour track goes.
+    tr2 = Tracker(TrackerConfig(min_hits=2))
+    tr2.update([det(50, 50)], 0.0)
+    tr2.update([], 0.1, unsearched={KIND_FACE})
+    assert tr2._tracks == []

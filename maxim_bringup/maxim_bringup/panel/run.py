@@ -23,8 +23,7 @@ def run_with_panel(config: RunConfig, console: Console | None = None) -> int:
         app = ThinkingPanelApp(title=f'Maxim · {config.graph}')
         node = PanelNode(app, context=runner.context)
         app.say, app.answer = node.say, node.answer
-        runner.nodes.append(node)
-        runner.executor.add_node(node)
+        runner.add_node(node)
         spinner = threading.Thread(target=runner.spin, name='graph', daemon=True)
         spinner.start()
         app.run()

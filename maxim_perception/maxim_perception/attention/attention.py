@@ -44,6 +44,11 @@ class AttentionConfig:
     # detector (~2/3 of a 640x480 frame's time), and run beside colours and motion on a second
     # core it no longer delays every frame's result; its faces join the tracking a frame later.
     faces_async: bool = False
+    # With faces_async, a frame goes to the face worker at most this often (frame time, s;
+    # 0: every frame the worker is free for). Faces found persist in the tracker between
+    # results (tracker.max_age_s), and on two cores shared with the model the cascade at
+    # every frame took a quarter of a core (docs/ARCHITECTURE.md, "The model first").
+    face_period_s: float = 0.0
     detect_width: int = 320             # detectors run on a copy this wide
     min_dwell_s: float = 1.5            # keep a new focus at least this long
     habituated_novelty: float = 0.35    # below this, the focus is "habituated": look elsewhere
@@ -58,7 +63,8 @@ class AttentionConfig:
 
     def __post_init__(self) -> None:
         if self.min_dwell_s < 0 or not 0 <= self.habituated_novelty <= 1 \
-                or self.switch_margin < 0 or self.max_targets < 1 or self.detect_width < 32:
+                or self.switch_margin < 0 or self.max_targets < 1 or self.detect_width < 32 \
+                or not self.face_period_s >= 0:
             raise ValueError(f'invalid attention config {self}')
 
 
@@ -224,6 +230,8 @@ class AttentionCore:
         self.faces = FaceDetector(yunet_path=cfg.yunet_path,
                                   detect_width=cfg.detect_width) if cfg.faces else None
         self.face_worker = FaceWorker(self.faces) if self.faces and cfg.faces_async else None
+        self._faces_started_t: float | None = None   # frame time last sent to the worker
+        self._unsearched: frozenset = frozenset()     # kinds not looked for in this frame
         self.colors = ColorDetector(detect_width=cfg.detect_width) if cfg.colors else None
         self.motion = MotionDetector(method=cfg.motion_method) if cfg.motion else None
         self.tracker = Tracker(cfg.tracker)
@@ -254,10 +262,17 @@ class AttentionCore:
     def detect(self, frame: np.ndarray, head_moved: bool, head_pan: float = 0.0,
                head_tilt: float = 0.0, t: float = 0.0) -> list[RawDetection]:
         dets: list[RawDetection] = []
+        self._unsearched = frozenset()
         if self.face_worker is not None:
             # The newest faces found (on an earlier frame), moved by how far the head turned
             # since; this frame goes to the worker once its result is out (start_faces()).
-            dets.extend(self._earlier_faces(head_pan, head_tilt))
+            # A frame with no new result is one faces were not looked for: their tracks are
+            # not missed (the tracker's `unsearched`).
+            found = self._earlier_faces(head_pan, head_tilt)
+            if found is None:
+                self._unsearched = frozenset({KIND_FACE})
+            else:
+                dets.extend(found)
             self._face_job = (frame, t, head_pan, head_tilt)
         elif self.faces:
             dets.extend(self.faces.detect(frame))
@@ -313,7 +328,8 @@ class AttentionCore:
                 self.tracker.shift(fx * math.tan(dpan), -fy * math.tan(dtilt))
         self._last_head = (head_pan, head_tilt)
 
-        tracks = self.tracker.update(self.detect(frame, head_moved, head_pan, head_tilt, t), t)
+        dets = self.detect(frame, head_moved, head_pan, head_tilt, t)
+        tracks = self.tracker.update(dets, t, self._unsearched)
         tracks = tracks[:self.config.max_targets * 2]
         ids = {tr.track_id for tr in tracks}
         if self._focus_id not in ids:
@@ -341,15 +357,23 @@ class AttentionCore:
         return result
 
     def start_faces(self) -> None:
-        """Hand the last processed frame to the face worker (faces_async), once."""
+        """Hand the last processed frame to the face worker (faces_async), once, and at most
+        once per `face_period_s` of frame time."""
         job, self._face_job = self._face_job, None
-        if job is not None and self.face_worker is not None:
-            self.face_worker.submit(*job)
+        if job is None or self.face_worker is None:
+            return
+        t = job[1]
+        last = self._faces_started_t
+        if last is not None and 0.0 <= t - last < self.config.face_period_s:
+            return                    # a frame from the past (t < last) restarts the period
+        self._faces_started_t = t
+        self.face_worker.submit(*job)
 
-    def _earlier_faces(self, head_pan: float, head_tilt: float) -> list[RawDetection]:
+    def _earlier_faces(self, head_pan: float, head_tilt: float) -> list[RawDetection] | None:
+        """The worker's newest faces, moved by the head's turn since; None: no new result."""
         done = self.face_worker.take()
         if done is None:
-            return []
+            return None
         faces, _, pan0, tilt0 = done
         cm = self.camera_model
         du = cm.intrinsics.fx * math.tan(head_pan - pan0)

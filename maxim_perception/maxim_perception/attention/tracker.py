@@ -123,6 +123,7 @@ class Track:
     moving: bool = False
     confirmed: bool = False
     dwell_s: float = 0.0  # total time in attention's focus (kept here so it survives)
+    searched_t: float = 0.0   # when its kind's detector last looked for it
     _kf: _Kalman | None = field(default=None, repr=False)
     _size: tuple[float, float] = (0.0, 0.0)
 
@@ -173,7 +174,8 @@ class Tracker:
         if self._last_t is None:
             return []
         return [tr for tr in self._tracks if tr.confirmed
-                and self._last_t - tr.last_seen <= self.config.report_coast_s]
+                and (self._last_t - tr.last_seen <= self.config.report_coast_s
+                     or tr.searched_t <= tr.last_seen)]
 
     def get(self, track_id: int) -> Track | None:
         for tr in self._tracks:
@@ -213,8 +215,14 @@ class Tracker:
             return self._FORBIDDEN
         return (1.0 - overlap) * 0.5 + 0.5 * min(1.0, dist)
 
-    def update(self, detections: list[RawDetection], t: float) -> list[Track]:
-        """Advance to time t with this frame's detections; returns the confirmed tracks."""
+    def update(self, detections: list[RawDetection], t: float,
+               unsearched: frozenset | set = frozenset()) -> list[Track]:
+        """Advance to time t with this frame's detections; returns the confirmed tracks.
+
+        `unsearched`: kinds whose detector did not look at this frame (faces searched on
+        some frames only). A track of such a kind that finds no detection has not been
+        missed: it coasts, keeps its tentative or confirmed standing, and is reported until
+        its detector looks again and does not find it (or `max_age_s` passes)."""
         if not math.isfinite(t):
             raise ValueError(f'time must be finite, got {t}')
         dt = 0.0 if self._last_t is None else max(0.0, t - self._last_t)
@@ -239,7 +247,9 @@ class Tracker:
                 matched_dets.add(c)
         for i, (tr, pred) in enumerate(zip(self._tracks, preds)):
             if i not in matched_tracks:
-                tr.misses += 1
+                if tr.kind not in unsearched:
+                    tr.misses += 1
+                    tr.searched_t = t
                 tr.bbox = pred  # coast on the prediction through short gaps
         self._tracks = [tr for tr in self._tracks
                         if t - tr.last_seen <= cfg.max_age_s
@@ -252,7 +262,7 @@ class Tracker:
     def _new_track(self, det: RawDetection, t: float) -> Track:
         cx, cy = det.bbox[0] + det.bbox[2] / 2.0, det.bbox[1] + det.bbox[3] / 2.0
         tr = Track(self._next_id, det.kind, det.label, det.bbox, det.confidence, t, t,
-                   moving=det.moving, confirmed=self.config.min_hits <= 1)
+                   moving=det.moving, confirmed=self.config.min_hits <= 1, searched_t=t)
         tr._kf = _Kalman(cx, cy, self.config.pos_std_px, self.config.accel_std_px)
         tr._size = (det.bbox[2], det.bbox[3])
         self._next_id += 1
@@ -268,7 +278,7 @@ class Tracker:
         fx, fy = float(tr._kf.x[0]), float(tr._kf.x[1])
         tr.bbox = (fx - w / 2.0, fy - h / 2.0, w, h)
         tr.confidence = 0.7 * tr.confidence + 0.3 * det.confidence
-        tr.last_seen = t
+        tr.last_seen = tr.searched_t = t
         tr.hits += 1
         tr.misses = 0
         tr.moving = det.moving

@@ -171,6 +171,11 @@ class AttentionNode(Node):
             motion_method=p('detect.motion_method', 'diff', "'diff' or 'mog2'"),
             faces_async=p('detect.faces_async', True,
                           'Faces on their own thread, beside the other detectors'),
+            face_period_s=p('detect.faces_period_s', 0.0,
+                            'With faces_async, a frame to the face detector at most this '
+                            'often (s; 0: every frame)',
+                            floating_point_range=[FloatingPointRange(
+                                from_value=0.0, to_value=60.0, step=0.0)]),
             yunet_path=p('detect.yunet_path', '', 'YuNet ONNX model; empty: Haar cascade'),
             detect_width=p('detect.width', 320, 'Detectors run on a copy this wide'),
             min_dwell_s=p('focus.min_dwell_s', 1.5, 'Keep a new focus at least this long',
