@@ -30,6 +30,9 @@ LIFECYCLE = ['camera', 'head_controller', 'memory', 'llm']
 
 def generate_launch_description():
     common = node_kwargs()
+    # The mind's nodes yield to the model's threads, as in sim.launch.py; the camera and the
+    # head's control loop keep their priority (a frame or a command late is a stale one).
+    yielding = dict(common, prefix='nice -n 10')
     urdf = PathJoinSubstitution([FindPackageShare('maxim_bringup'), 'urdf', 'maxim_head.urdf'])
     dds = dds_profile_actions()   # the frame transport (config/fastdds.xml)
     return LaunchDescription(standard_arguments('robot.yaml', 'false') + dds + [
@@ -39,14 +42,14 @@ def generate_launch_description():
         LifecycleNode(package='maxim_perception', executable='camera_node', name='camera',
                       **common),
         Node(package='maxim_perception', executable='attention_node', name='attention',
-             **common),
+             **yielding),
         LifecycleNode(package='maxim_perception', executable='head_controller_node',
                       name='head_controller', **common),
         LifecycleNode(package='maxim_memory', executable='memory_node', name='memory',
-                      **common),
+                      **yielding),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
-        Node(package='maxim_core', executable='fear_node', name='fear', **common),
-        Node(package='maxim_core', executable='agent_node', name='agent', **common),
+        Node(package='maxim_core', executable='fear_node', name='fear', **yielding),
+        Node(package='maxim_core', executable='agent_node', name='agent', **yielding),
         lifecycle_manager(LIFECYCLE),
         Node(package='robot_state_publisher', executable='robot_state_publisher',
              name='robot_state_publisher', namespace=LaunchConfiguration('namespace'),

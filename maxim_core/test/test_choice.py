@@ -826,3 +826,19 @@ def test_a_persons_words_waiting_are_not_pushed_out_by_what_is_seen():
         assert mind._in_view[0] == ('red ball',)   # what was seen goes with their words
     finally:
         mind.close()
+
+
+def test_the_diary_tells_targets_without_their_track_numbers():
+    """Attention's track numbers are for a person matching rviz's markers; the model copied
+    them into its thoughts, and no act takes one."""
+    d = Diary(percept='I see 1 face and 1 object: a face, to my right; a red object. I am '
+                      'looking at the face (#8) for 0.2 s. Next: the red object (#11, most '
+                      'novel).',
+              history=[DiaryEntry('The red ball (#3) is near #4.', 'track target red object',
+                                  'tracking red object')],
+              remembered=['just now: I am looking at the cup (#2) for 1.0 s.'])
+    text = d.think_prompt()
+    assert '#' not in text
+    assert 'I am looking at the face for 0.2 s. Next: the red object (most novel).' in text
+    assert 'Earlier I thought: The red ball is near.' in text
+    assert 'I remember: just now: I am looking at the cup for 1.0 s.' in text

@@ -47,8 +47,16 @@ def strip_reason(line: str) -> str:
     return _WHY.sub('', line).strip()
 
 
+# A tracked target's number ("the face (#8)", "(#11, most novel)"): attention gives it so
+# a person can match a percept with rviz's markers. The model has no use for it (no
+# candidate act takes it), and it copied it into its thoughts ("The red ball (#3), #4)").
+_TRACK_REF = re.compile(r'\s*\(#\d+\)|(?<=\()#\d+,\s*|\s#\d+\b')
+
+
 def one_line(text: str, limit: int = 300) -> str:
-    text = ' '.join(str(text).split())
+    """`text` on one line of at most `limit` characters (cut at a word), without track
+    numbers."""
+    text = ' '.join(_TRACK_REF.sub('', str(text)).split())
     return text if len(text) <= limit else text[:limit].rsplit(' ', 1)[0] + ' ...'
 
 
