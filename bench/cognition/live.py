@@ -59,7 +59,10 @@ def ask_while_running(environ: dict, proc, seconds: float, seen: list) -> list[f
     thoughts: list[tuple[float, str]] = []
 
     def on_thought(m):
-        thoughts.append((time.monotonic(), m.text))
+        # A thought (as it forms, or with its decision): not the loop's status lines
+        # ("(cancelled: ...)", "(gated: ...)"), whatever its words start with.
+        if m.kind != Thought.KIND_STATUS and m.status == Thought.STATUS_OK:
+            thoughts.append((time.monotonic(), m.text))
         seen.append({'wall': time.time(), 'kind': int(m.kind), 'status': int(m.status),
                      'cycle_s': float(m.cycle_s), 'llm_s': float(m.llm_s),
                      'enrichment_s': float(m.enrichment_s)})
@@ -79,7 +82,7 @@ def ask_while_running(environ: dict, proc, seconds: float, seen: list) -> list[f
             answer = float('nan')
             while time.monotonic() < sent + 20.0 and proc.poll() is None:
                 rclpy.spin_once(node, timeout_sec=0.05)
-                later = [t for t, text in thoughts if t > sent and not text.startswith('(')]
+                later = [t for t, _ in thoughts if t > sent]
                 if later:
                     answer = later[0] - sent
                     break

@@ -842,3 +842,19 @@ def test_the_diary_tells_targets_without_their_track_numbers():
     assert 'I am looking at the face for 0.2 s. Next: the red object (most novel).' in text
     assert 'Earlier I thought: The red ball is near.' in text
     assert 'I remember: just now: I am looking at the cup for 1.0 s.' in text
+
+
+def test_the_robots_own_name_is_never_what_memory_adds():
+    """A person said "Hello Maxim" a minute ago; asked "What do you see right now?", memory's
+    line about that moment shares "right" with the question, and the robot answered "maxim".
+    Its own name is how it is addressed, never news from memory."""
+    from maxim_core.deliberation.choice import Grounding, tied_to
+    recalled = ['1 min ago: The user says: "Hello Maxim, please look at the red ball." '
+                'I see a red ball to my right and a pirate flag.']
+    g = Grounding(percept='I see 1 face and 2 objects.', heard='What do you see right now?',
+                  recalled=recalled, name='Maxim')
+    assert 'maxim' not in g.memory_terms(6)
+    assert 'flag' in g.memory_terms(6)
+    assert tied_to(['maxim', 'flag'], g, g.heard) == ['flag']
+    unnamed = Grounding(percept=g.percept, heard=g.heard, recalled=recalled)
+    assert 'maxim' in unnamed.memory_terms(6)         # the name is what excludes it

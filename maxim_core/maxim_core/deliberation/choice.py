@@ -279,7 +279,8 @@ def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
         return []
     lines = [memory_content(ln).lower() for ln in g.recalled
              if words & {_stem(w) for w in content_words(memory_content(ln))}]
-    here = {_stem(w) for w in content_words(f'{g.scene} {g.percept} {g.goal} {g.heard}')}
+    here = {_stem(w) for w in content_words(
+        f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name}')}
     return [v for v in values if _stem(v.lower()) not in here | words and any(
         re.search(rf'\b{re.escape(v.lower())}\b', ln) for ln in lines)]
 
@@ -438,6 +439,7 @@ class Grounding:
     states: Mapping[str, Mapping] = field(default_factory=dict)   # thing -> its last state
     changed: Mapping[tuple, bool] = field(default_factory=dict)   # (thing, state) -> set to,
     #                                       by the robot's own acts (see `own_changes`)
+    name: str = ''                          # the robot's own: how it is addressed, not news
 
     def names(self) -> list[str]:
         out, seen = [], set()
@@ -454,7 +456,8 @@ class Grounding:
         chooser has ranked them (`salient`), else in the order memory gave them."""
         if self.salient:
             return list(self.salient)[:limit]
-        here = {_stem(w) for w in content_words(f'{self.percept} {self.goal} {self.heard}')}
+        here = {_stem(w) for w in content_words(
+            f'{self.percept} {self.goal} {self.heard} {self.name}')}
         found = []
         for line in self.recalled:
             for w in content_words(memory_content(line)):

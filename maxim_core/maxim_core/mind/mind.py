@@ -460,7 +460,7 @@ class Mind:
             pains=list(self._pains), acts_since_news=self._acts_since_news,
             scene=self._scene, acts_since_heard=self._acts_since_heard,
             from_tool=percept.source == 'tool_result',
-            states=dict(self._states), changed=dict(self._changed),
+            states=dict(self._states), changed=dict(self._changed), name=self.config.name,
             someone_there=bool(percept.people) or percept.source == 'user'
             or bool(_ADDRESSED.search(text)) or bool(_ADDRESSED.search(heard)),
             addressed=bool(heard) and (said_by == 'user' or bool(_ADDRESSED.search(heard))))
