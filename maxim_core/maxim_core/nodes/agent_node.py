@@ -9,7 +9,6 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor
-from sensor_msgs.msg import JointState
 
 from maxim_core import conversions as conv
 from maxim_core.deliberation.cycles import DeliberationConfig
@@ -22,10 +21,13 @@ from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
 from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_core.nodes.lifetime import run
 from maxim_core.nodes.params import declare_idle, declare_string_array
-from maxim_core.qos import EVENTS, SENSOR
+from maxim_core.qos import EVENTS, LATCHED
 from maxim_core.tools import sandbox
-from maxim_interfaces.msg import Episode, PainSignal, Percept, ToolCall
+from maxim_interfaces.msg import Episode, HeadState, PainSignal, Percept, ToolCall
 from maxim_interfaces.srv import EnergyStatus, SubmitTask
+
+
+HEAD_EXTRAPOLATE_S = 0.2     # a head state older than this is carried no further
 
 
 class AgentNode(Node):
@@ -40,7 +42,9 @@ class AgentNode(Node):
         energy.token_budget, energy.refill_tokens_per_s,
         systems.off (string[]: bio-systems switched off, for ablations), idle.* (read-only;
         maxim_core.idle.runtime.PARAMS lists them).
-    Subscriptions: percepts (Percept), joint_states (JointState), pain (PainSignal),
+    Subscriptions: percepts (Percept), head/state (HeadState: where the head is; ~10 Hz
+        is enough to close a move's trial and check it arrived, where joint_states' 50 Hz
+        woke this node's executor five times as often), pain (PainSignal),
         episodes (Episode: the modes and saliences idle retrieval needs),
         interaction/response (InteractionResponse: the person's answers)
     Publishers: thoughts (Thought), tool_calls (ToolCall), tool_results (ToolResult),
@@ -96,13 +100,14 @@ class AgentNode(Node):
         self.backend = GenerateBackend(self, 'agent', callback_group=group, timeout_s=timeout)
         self._fear = FearClient(self, config.mode, callback_group=group)
         self._head = None
+        self._head_state = None            # (pan velocity, tilt velocity, stamp seconds)
         self.interaction = Interaction(self)
         self.mind = Mind(config, model=self.backend,
                          memory=ServiceQuery(self, callback_group=group), fear=self,
                          body=self, events=AgentEvents(self), ask=self.interaction.ask,
                          robot_clock=lambda: self.get_clock().now().nanoseconds / 1e9)
         self.create_subscription(Percept, 'percepts', self._on_percept, EVENTS)
-        self.create_subscription(JointState, 'joint_states', self._on_joints, SENSOR)
+        self.create_subscription(HeadState, 'head/state', self._on_head, LATCHED)
         self.create_subscription(PainSignal, 'pain', self._on_pain, EVENTS)
         self.create_subscription(Episode, 'episodes', lambda m: self.mind.note_episode(
             m.episode_id, m.mode, m.salience, m.reasoning), EVENTS)
@@ -133,7 +138,18 @@ class AgentNode(Node):
 
     # The Mind's body and fear ports.
     def head_position(self):
-        return self._head
+        """Where the head is: the last measured state, carried forward along its velocity
+        for the time since (at most HEAD_EXTRAPOLATE_S: the state comes ~10 times a
+        second, and a relative move is measured from where the head was when it was
+        sent)."""
+        if self._head is None or self._head_state is None:
+            return self._head
+        vp, vt, stamp = self._head_state
+        age = self.get_clock().now().nanoseconds * 1e-9 - stamp
+        if not (math.isfinite(vp) and math.isfinite(vt)) or stamp <= 0 or age <= 0:
+            return self._head
+        age = min(age, HEAD_EXTRAPOLATE_S)
+        return (self._head[0] + vp * age, self._head[1] + vt * age)
 
     def send_head_goal(self, command) -> None:
         pass     # published by the event sink (one message per goal)
@@ -145,11 +161,12 @@ class AgentNode(Node):
     def _on_percept(self, msg: Percept) -> None:
         self.mind.offer(conv.msg_to_percept(msg), from_self=msg.source_name == 'agent')
 
-    def _on_joints(self, msg: JointState) -> None:
-        pos = dict(zip(msg.name, msg.position))
-        head = (pos.get('head_pan_joint'), pos.get('head_tilt_joint'))
+    def _on_head(self, msg: HeadState) -> None:
+        head = (msg.pan, msg.tilt)
         if all(isinstance(v, float) and math.isfinite(v) for v in head):
             self._head = head              # a non-finite reading is no position
+            self._head_state = (msg.pan_velocity, msg.tilt_velocity,
+                                msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
             self.mind.joint_state(*head)
 
     def _on_pain(self, msg: PainSignal) -> None:
