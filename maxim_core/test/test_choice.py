@@ -316,6 +316,9 @@ def test_what_the_goal_says_not_to_do_weighs_against_it():
     from maxim_core.deliberation.choice import avoided, Candidate
     assert avoided('Leave the courtyard without waking the guard.') == {'wak'}
     assert avoided("Don't say anything aloud.") == {'say'}
+    # Past a passive's auxiliary: what is not to happen, not "getting" or "being".
+    assert avoided('Get across the bridge without getting hurt.') == {'hurt'}
+    assert avoided('Take the key without being seen.') == {'seen'}
     chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
     wake = Candidate('wake_guard', {}, 'wake guard')
     sneak = Candidate('sneak_past_guard', {}, 'sneak past guard')

@@ -117,7 +117,10 @@ def _root(word: str) -> str:
     return w[:4]
 
 
-_NEGATED = re.compile(r"\b(?:without|never|not|don't|do not|avoid|no)\s+([A-Za-z][\w'-]*)",
+# The word after the negation, past a passive's auxiliary ("without getting hurt" -> hurt,
+# "without being seen" -> seen).
+_NEGATED = re.compile(r"\b(?:without|never|not|don't|do not|avoid|no)\s+"
+                      r"(?:(?:getting|being|becoming|get|be|ever)\s+)?([A-Za-z][\w'-]*)",
                       re.IGNORECASE)
 
 
