@@ -7,6 +7,11 @@ cross-package tests in test/ alike.
 """
 
 import os
+import sys
+
+# The helpers of test/helpers (`from helpers.runner_probe import ...`) for every package's
+# tests, not only the cross-package ones.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'test'))
 
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 200))

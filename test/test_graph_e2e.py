@@ -2,26 +2,16 @@
 process as `./maxim headless` composes them; a person's words cross DDS as a Percept and come
 back as thoughts, and the pass is written down as an episode the memory node answers for."""
 
-import threading
 import time
 
+from helpers.runner_probe import probe_beside, spin_until
 import pytest
-
-
-def spin_until(executor, condition, timeout_s: float) -> None:
-    """Spin until `condition()` or `timeout_s` seconds (by the clock: a spin_once returns at
-    once when messages are waiting, so a count of spins is no measure of time)."""
-    deadline = time.monotonic() + timeout_s
-    while not condition() and time.monotonic() < deadline:
-        executor.spin_once(timeout_sec=0.05)
 
 
 @pytest.mark.ros
 @pytest.mark.real_model
 @pytest.mark.slow
 def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from rich.console import Console
 
     from maxim_bringup.runner import Runner, RunConfig
@@ -39,19 +29,12 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
     runner = Runner(RunConfig(graph='headless', params_file=str(params), console=False),
                     console=out)
     runner.start()
-    spin = threading.Thread(target=runner.spin, daemon=True)
-    spin.start()
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    probe = rclpy.create_node('probe', context=ctx)
-    thoughts, episodes = [], []
-    probe.create_subscription(Thought, 'thoughts', thoughts.append, 50)
-    probe.create_subscription(Episode, 'episodes', episodes.append, 50)
-    pub = probe.create_publisher(Percept, 'percepts', 10)
-    recall = probe.create_client(MemoryRecall, 'memory/memory_recall')
-    executor = SingleThreadedExecutor(context=ctx)
-    executor.add_node(probe)
-    try:
+    with probe_beside(runner) as (probe, executor):
+        thoughts, episodes = [], []
+        probe.create_subscription(Thought, 'thoughts', thoughts.append, 50)
+        probe.create_subscription(Episode, 'episodes', episodes.append, 50)
+        pub = probe.create_publisher(Percept, 'percepts', 10)
+        recall = probe.create_client(MemoryRecall, 'memory/memory_recall')
         msg = Percept(percept_id='e2e-1', source=Percept.SOURCE_USER, source_name='test',
                       narrative='The user says: "Please look at the red ball on your left."',
                       salience=1.0, novelty=1.0)
@@ -122,9 +105,3 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
                                  Deliberate.Result.STATUS_CONVERGED,
                                  Deliberate.Result.STATUS_CYCLE_CAP), result.status_msg
         client.destroy()
-    finally:
-        probe.destroy_node()
-        rclpy.try_shutdown(context=ctx)
-        runner.request_stop()
-        spin.join(timeout=10)
-        runner.stop()

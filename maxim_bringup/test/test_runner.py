@@ -15,8 +15,7 @@ PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.mark.ros
 def test_console_node_prints_a_thought_published_by_another_node(tmp_path):
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
+    from helpers.runner_probe import probe_beside
     from rich.console import Console
 
     from maxim_bringup.runner import Runner, RunConfig
@@ -31,19 +30,12 @@ def test_console_node_prints_a_thought_published_by_another_node(tmp_path):
     runner.start()
     console_node = runner.nodes[0]
     assert console_node.get_parameter('percept_min_salience').value == 0.5
-    spin = threading.Thread(target=runner.spin, daemon=True)
-    spin.start()
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node('thought_source', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    pub = node.create_publisher(Thought, 'thoughts', 10)
-    msg = Thought(cycle=1, max_cycles=3, text='I see a red ball rolling left.', salience=0.7,
-                  enriched_by=['hippocampus'])
-    seen = threading.Event()
-    try:
+    with probe_beside(runner, 'thought_source') as (node, executor):
+        pub = node.create_publisher(Thought, 'thoughts', 10)
+        msg = Thought(cycle=1, max_cycles=3, text='I see a red ball rolling left.',
+                      salience=0.7, enriched_by=['hippocampus'])
+        seen = threading.Event()
         for _ in range(200):
             pub.publish(msg)
             executor.spin_once(timeout_sec=0.05)
@@ -52,12 +44,6 @@ def test_console_node_prints_a_thought_published_by_another_node(tmp_path):
                 break
         assert seen.is_set(), out.export_text()
         assert 'Cycle 1/3' in out.export_text()
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        runner.request_stop()
-        spin.join(timeout=10)
-        runner.stop()
 
 
 @pytest.mark.ros
@@ -198,10 +184,10 @@ def test_nodes_on_sim_time_share_one_clock_subscription_and_each_spins_on_its_ow
     as before, at a fraction of the callbacks), and each node has an executor of its own,
     so a node added while the graph spins is served at once."""
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
     from rosgraph_msgs.msg import Clock
 
+    from helpers.runner_probe import probe_beside
     from maxim_bringup.runner import Runner, RunConfig, share_sim_clock
 
     runner = Runner(RunConfig(graph='headless', only=['none'], console=False))
@@ -213,21 +199,13 @@ def test_nodes_on_sim_time_share_one_clock_subscription_and_each_spins_on_its_ow
     wall = rclpy.create_node('on_wall_time', context=runner.context)
     runner.add_node(first)
     runner.add_node(wall)                  # not on sim time: left with its own clock
-    spin = threading.Thread(target=runner.spin, daemon=True)
-    spin.start()
-    second = rclpy.create_node('clock_reader', context=runner.context,
-                               parameter_overrides=sim_time)
-    runner.add_node(second, threads=2)     # added while spinning: spun at once
-    assert len(runner.executors) == 3
-    assert not share_sim_clock(first, wall) and not share_sim_clock(first, first)
-
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    pub_node = rclpy.create_node('sim_clock', context=ctx)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(pub_node)
-    pub = pub_node.create_publisher(Clock, '/clock', 10)
-    try:
+    with probe_beside(runner, 'sim_clock') as (pub_node, ex):
+        second = rclpy.create_node('clock_reader', context=runner.context,
+                                   parameter_overrides=sim_time)
+        runner.add_node(second, threads=2)     # added while spinning: spun at once
+        assert len(runner.executors) == 3
+        assert not share_sim_clock(first, wall) and not share_sim_clock(first, first)
+        pub = pub_node.create_publisher(Clock, '/clock', 10)
         got = None
         for i in range(200):
             msg = Clock()
@@ -243,10 +221,4 @@ def test_nodes_on_sim_time_share_one_clock_subscription_and_each_spins_on_its_ow
         assert abs(got[0] - got[1]) <= 1
         assert wall.get_clock().now().nanoseconds // 10**9 > 10**9     # still wall time
         assert pub_node.count_subscribers('/clock') == 1                 # one, not two
-    finally:
-        pub_node.destroy_node()
-        rclpy.try_shutdown(context=ctx)
-        runner.request_stop()
-        spin.join(timeout=10)
-        runner.stop()
     assert runner.executors == [] and not runner._spinners

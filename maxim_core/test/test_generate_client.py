@@ -13,7 +13,8 @@ pytestmark = pytest.mark.ros
 @contextlib.contextmanager
 def served(execute, cancel_response):
     """A Generate action server running `execute`, and a GenerateBackend client of it, on
-    one executor in a context of their own."""
+    one executor in a context of their own. `cancel_response`: what a cancel request gets,
+    or a callable that answers it."""
     import rclpy
     from rclpy.action import ActionServer
     from rclpy.callback_groups import ReentrantCallbackGroup
@@ -29,7 +30,8 @@ def served(execute, cancel_response):
     group = ReentrantCallbackGroup()
     server_node = Node('test_llm', context=ctx)
     server = ActionServer(server_node, Generate, 'llm/generate', execute,
-                          cancel_callback=lambda _goal: cancel_response,
+                          cancel_callback=(cancel_response if callable(cancel_response)
+                                           else lambda _goal: cancel_response),
                           callback_group=group)
     client_node = Node('client', context=ctx)
     backend = GenerateBackend(client_node, 'test', callback_group=group, timeout_s=60.0)
@@ -94,13 +96,17 @@ def test_a_caller_cancels_while_the_server_reads_the_prompt_before_any_token():
     from maxim_core.llm.backend import STOP_CANCELLED
     from maxim_interfaces.action import Generate
 
-    accepted, stop = threading.Event(), threading.Event()
+    accepted, stop, cancel_asked = threading.Event(), threading.Event(), threading.Event()
+
+    def on_cancel(_goal):
+        cancel_asked.set()
+        return CancelResponse.ACCEPT
 
     def execute(handle):           # a long prompt being read: no token, cancel honoured
         accepted.set()
-        deadline = time.monotonic() + 30.0
-        while time.monotonic() < deadline and not handle.is_cancel_requested:
-            time.sleep(0.01)       # llama.cpp reading the prompt; a cancel is seen after
+        cancel_asked.wait(30.0)    # llama.cpp reading the prompt until the cancel comes
+        # The goal turns to canceling just after the cancel callback returns: either end
+        # says the call was cancelled (the client reads the error code as well).
         result = Generate.Result(error_code=Generate.Result.ERROR_CANCELLED)
         if handle.is_cancel_requested:
             handle.canceled()
@@ -109,7 +115,7 @@ def test_a_caller_cancels_while_the_server_reads_the_prompt_before_any_token():
         return result
 
     outcome = {}
-    with served(execute, CancelResponse.ACCEPT) as backend:
+    with served(execute, on_cancel) as backend:
         def call():
             t0 = time.monotonic()
             done = backend.complete('A long prompt', max_tokens=4,

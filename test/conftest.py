@@ -1,6 +1,0 @@
-"""Cross-package tests: make the helpers in test/helpers importable."""
-
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
