@@ -193,7 +193,9 @@ def test_every_served_call_is_traced_as_a_json_line_that_replays(tmp_path):
     assert [x['prompt'] for x in lines] == ['p', 'q']
     assert lines[0]['params'] == {'max_tokens': 7, 'stop': ['x']} and lines[0]['client'] == \
         'agent' and lines[0]['request_id'] == 'r1'
+    assert lines[0]['text'] == 'fine' and lines[0]['completion_tokens'] >= 1
     assert lines[1]['candidates'] == [' a.', ' bb.'] and lines[1]['params'] == {}
+    assert lines[1]['text'] == ''
     assert all(x['t0'] <= x['t1'] for x in lines)
     trace({'after': 'close'})                   # a closed trace takes no more lines
     assert len(path.read_text().splitlines()) == 2

@@ -69,3 +69,27 @@ def test_an_argument_naming_one_of_the_robots_tools_is_grounded():
     out = analyse([t, other], percepts, duration_s=60.0)
     assert out['args'] == 2 and out['grounded_arg_rate'] == 0.5
     assert out['ungrounded'] == ["predict_outcome tool_name='launch_rocket'"]
+
+
+def test_a_replayed_completion_decodes_the_text_the_sim_decoded():
+    """The same cycle alone decodes the same text for as many tokens: its text becomes a
+    literal grammar, the stop strings go (the literal ends it), and a call without text (a
+    score, or a trace from before the text was kept) replays as it was."""
+    from maxim_core.recording.cognition import same_text
+    params = {'max_tokens': 40, 'temperature': 0.7, 'stop': ['\n'],
+              'grammar': 'root ::= [a-z]+ "\\n"\n'}
+    call = {'params': params, 'candidates': [], 'text': 'a "red"\\ ball\n',
+            'completion_tokens': 6}
+    out = same_text(call)
+    assert out['grammar'] == 'root ::= "a \\"red\\"\\\\ ball\\n"\n'
+    assert out['stop'] == [] and out['max_tokens'] == 6 and out['temperature'] == 0.7
+    assert params['stop'] == ['\n']                      # the trace's own is not changed
+    assert same_text({'params': params, 'candidates': []}) == params
+    assert same_text({'params': {}, 'candidates': [' a.'], 'text': ''}) == {}
+
+
+def test_a_literal_escapes_what_gbnf_reads_as_syntax():
+    from maxim_core.llm.grammar import literal
+    assert literal('plain') == '"plain"'
+    assert literal('say "hi"\\') == '"say \\"hi\\"\\\\"'
+    assert literal('a\nb\tc\x7f') == '"a\\nb\\x09c\\x7F"'

@@ -26,13 +26,23 @@ class GrammarError(ValueError):
     """A tool argument schema this generator cannot express."""
 
 
-def _literal(text: str) -> str:
-    """`text` as a GBNF string literal."""
-    return '"' + text.replace('\\', '\\\\').replace('"', '\\"') + '"'
+def literal(text: str) -> str:
+    """`text` as a GBNF string literal (quotes, backslashes and control characters escaped)."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append('\\' + ch)
+        elif ch == '\n':
+            out.append('\\n')
+        elif ord(ch) < 0x20 or ord(ch) == 0x7f:
+            out.append(f'\\x{ord(ch):02X}')
+        else:
+            out.append(ch)
+    return '"' + ''.join(out) + '"'
 
 
 def _json_literal(value) -> str:
-    return _literal(json.dumps(value))
+    return literal(json.dumps(value))
 
 
 def _rule_name(text: str) -> str:
@@ -117,7 +127,7 @@ def deliberation_grammar(tools: dict[str, dict], reasoning_max: int = REASONING_
         alternatives.append(rule)
         required, optional = _ordered(schema)
         props = schema.get('properties') or {}
-        head = _literal(json.dumps(tool) + ', "args": {')
+        head = literal(json.dumps(tool) + ', "args": {')
         values = {}
         for key in required + optional:
             vrule = f'{rule}-{_rule_name(key)}'
@@ -127,16 +137,16 @@ def deliberation_grammar(tools: dict[str, dict], reasoning_max: int = REASONING_
         body = []
         for i, key in enumerate(required):
             sep = '' if i == 0 else ', '
-            body.append(f'{_literal(sep + json.dumps(key) + ": ")} {values[key]}')
+            body.append(f'{literal(sep + json.dumps(key) + ": ")} {values[key]}')
         tail = []
         for key in optional:
-            tail.append(f'({_literal(", " + json.dumps(key) + ": ")} {values[key]})?')
+            tail.append(f'({literal(", " + json.dumps(key) + ": ")} {values[key]})?')
         if required:
             args = ' '.join(body + tail)
             rules.append(f'{rule} ::= {head} {args} "}}"')
         elif optional:
             first = optional[0]
-            inner = ' '.join([f'{_literal(json.dumps(first) + ": ")} {values[first]}']
+            inner = ' '.join([f'{literal(json.dumps(first) + ": ")} {values[first]}']
                              + tail[1:])
             rules.append(f'{rule} ::= {head} ({inner})? "}}"')
         else:

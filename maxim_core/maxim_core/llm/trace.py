@@ -3,8 +3,9 @@
 What it is for: measuring what sharing the machine costs. `bench/cognition/live.py` runs the
 robot with a trace, then replays the agent's calls of each deliberation cycle, in the same
 order and with the same prompts, on the same model with nothing else running: the same
-cycle alone. A line holds the call (prompt, sampling parameters or candidates) and its wall
-times; the token callback is not data and is left out.
+cycle alone. A line holds the call (prompt, sampling parameters or candidates), what it
+produced (text and token count) and its wall times; the token callback is not data and is
+left out.
 """
 
 import json
@@ -22,7 +23,11 @@ def call_record(request, result, started: float, ended: float) -> dict:
             'request_id': request.request_id, 'prompt': request.prompt, 'params': params,
             'candidates': list(request.candidates),
             'prompt_tokens': int(getattr(result, 'prompt_tokens', 0) or 0),
-            'cached_tokens': int(getattr(result, 'cached_tokens', 0) or 0)}
+            'cached_tokens': int(getattr(result, 'cached_tokens', 0) or 0),
+            # What a completion produced: a replay decodes the same text again, so the time
+            # alone is for the same tokens, not for a new sample of another length.
+            'completion_tokens': int(getattr(result, 'completion_tokens', 0) or 0),
+            'text': '' if request.candidates else str(getattr(result, 'text', '') or '')}
 
 
 class JsonlTrace:

@@ -21,6 +21,7 @@ import statistics
 from typing import Iterable, Sequence
 
 from maxim_core.deliberation.choice import content_words, FREE_TEXT_PARAMS, is_template
+from maxim_core.llm.grammar import literal
 from maxim_core.prompt.builder import (FOUNDATIONAL_RULES, INTERACTIVE_BLOCK, PFC_PREAMBLE,
                                        RESPONSE_FORMAT, SIMULATION_BLOCK)
 from maxim_core.prompt.diary import copied_run, FIXED_TEXT
@@ -134,3 +135,23 @@ def cycles_of(calls: list[dict], thoughts: list[dict], slack_s: float = 0.1) -> 
         if mine:
             out.append((t, mine))
     return out
+
+
+def same_text(call: dict) -> dict:
+    """The sampling parameters that decode, alone, what the call decoded in the sim: the
+    sim sampled with a fresh seed, and a new sample may be 5 tokens where the sim's was 40,
+    which made the ratio of a single cycle move by +-50 %. Its text becomes the grammar
+    (sampling under a grammar as in the sim, for as many tokens); a trace without the text
+    (older) replays the parameters as they were."""
+    params = dict(call.get('params') or {})
+    text = call.get('text') or ''
+    if call.get('candidates') or not text:
+        return params
+    params['grammar'] = 'root ::= ' + literal(text) + '\n'
+    params.pop('json_schema', None)
+    params['stop'] = []
+    # The same number of tokens too: under a literal the sampler may split a word the sim
+    # decoded whole, and more tokens alone would flatter the ratio.
+    if int(call.get('completion_tokens', 0) or 0) > 0:
+        params['max_tokens'] = int(call['completion_tokens'])
+    return params
