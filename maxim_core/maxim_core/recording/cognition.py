@@ -139,8 +139,8 @@ def cycles_of(calls: list[dict], thoughts: list[dict], slack_s: float = 0.1) -> 
 
 def same_text(call: dict) -> dict:
     """The sampling parameters that decode, alone, what the call decoded in the sim: the
-    sim sampled with a fresh seed, and a new sample may be 5 tokens where the sim's was 40,
-    which made the ratio of a single cycle move by +-50 %. Its text becomes the grammar
+    sim sampled with a fresh seed, and a new sample of the same call was up to 23 tokens
+    longer or shorter (8 in the sim, 31 alone; bench/README.md). Its text becomes the grammar
     (sampling under a grammar as in the sim, for as many tokens); a trace without the text
     (older) replays the parameters as they were."""
     params = dict(call.get('params') or {})
