@@ -4,7 +4,7 @@ back as thoughts, and the pass is written down as an episode the memory node ans
 
 import time
 
-from helpers.runner_probe import probe_beside, spin_until
+from helpers.runner_probe import action_client_ready, probe_beside, spin_until
 import pytest
 
 
@@ -72,19 +72,18 @@ def test_a_user_percept_becomes_thoughts_and_an_episode(tmp_path):
             assert ep.tool_name == actions[-1]['tool'] and ep.intent.startswith(ep.tool_name)
         else:
             assert ep.intent == 'no action'
-        assert recall.wait_for_service(timeout_sec=10)
+        assert recall.wait_for_service(timeout_sec=60)
         future = recall.call_async(MemoryRecall.Request(query='red ball', limit=5))
         spin_until(executor, future.done, 30.0)
         assert future.done() and future.result().available
         assert any(e.episode_id == ep.episode_id for e in future.result().episodes)
 
         # The Deliberate action: thoughts stream as feedback, the result carries them all.
-        from rclpy.action import ActionClient
         from maxim_interfaces.action import Deliberate
-        client = ActionClient(probe, Deliberate, 'agent/deliberate')
         # The probe's new action client and the agent's server must discover each other:
         # seconds on a 2-core machine the model keeps busy.
-        assert client.wait_for_server(timeout_sec=60)
+        client = action_client_ready(probe, Deliberate, 'agent/deliberate')
+        assert client is not None, 'agent/deliberate: no server matched in 3 clients of 40 s'
         feedback = []
         goal = Deliberate.Goal(percept=Percept(source=Percept.SOURCE_USER, salience=1.0,
                                                narrative='A blue box appears in front of you.'),

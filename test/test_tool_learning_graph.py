@@ -143,7 +143,9 @@ def test_the_real_model_under_the_grammar_names_no_unknown_tool(tmp_path):
             'The user says: "Read the note in notes/shelf.txt."',
             'The user says: "Run open_door, then turn on the lights."']
     runs = int(os.environ.get('MAXIM_TOOLNAME_RUNS', '3'))
-    g = Graph(tmp_path, agent_params={'deliberation.max_tokens': 96})
+    # Seeded: what is asserted is that the grammar admits no unknown name, whatever the
+    # sample; an unseeded run also varies in how many passes end in a deliberation.
+    g = Graph(tmp_path, agent_params={'deliberation.max_tokens': 96, 'deliberation.seed': 7})
     thoughts = []
     g.probe.create_subscription(Thought, 'thoughts', thoughts.append, 100)
     try:

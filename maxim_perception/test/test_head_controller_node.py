@@ -120,9 +120,10 @@ def test_default_limits_match_the_urdf(graph):
 
 
 def test_reflex_goal_override_and_release_with_the_mujoco_head(graph):
-    graph.add(SimHeadNode(context=graph.ctx, parameter_overrides=[
+    sim_head = graph.add(SimHeadNode(context=graph.ctx, parameter_overrides=[
         Parameter('width', value=32), Parameter('height', value=24),
         Parameter('fps', value=5.0), Parameter('moving_target', value=False)]))
+    started, sim_started = time.monotonic(), sim_head.sim.time
     head(graph)
     reflex = lambda: graph.focus(0.5, 0.1)   # noqa: E731 - attention at spin rate
 
@@ -142,7 +143,14 @@ def test_reflex_goal_override_and_release_with_the_mujoco_head(graph):
     assert graph.spin_until(lambda: state_is(graph, active_goal_id='', reflex_active=True,
                                              mode=HeadGoal.MODE_RELEASE, pan=0.5),
                             each=reflex)
-    assert graph.pain == []
+    # No pain: the head followed its commands. The one pain a starved machine may rightly
+    # cause is movement_error, when the simulation thread stalled (its steps are capped at
+    # 0.1 s, so a stall is time the simulated body lost while the controller's clock went
+    # on): allowed only when the simulation fell measurably behind the wall clock.
+    lost_s = (time.monotonic() - started) - (sim_head.sim.time - sim_started)
+    lag_pains = [p for p in graph.pain if p.pain_type == PainSignal.TYPE_MOVEMENT_ERROR]
+    assert graph.pain == lag_pains and (lost_s > 0.25 or not lag_pains), (
+        [(p.type_name, p.context) for p in graph.pain], f'simulation lost {lost_s:.2f} s')
 
 
 def test_each_new_focus_is_acted_on_and_its_frame_stamp_echoed_with_the_command(graph):

@@ -36,3 +36,20 @@ def probe_beside(runner, name: str = 'probe'):
         runner.request_stop()
         spin.join(timeout=10)
         runner.stop()
+
+
+def action_client_ready(node, action_type, name: str, attempts: int = 3, each_s: float = 40.0):
+    """An ActionClient on `node` whose server is discovered, or None after `attempts` clients
+    each waited `each_s` seconds. A client that has not matched the server in that time on a
+    loaded 2-core machine is destroyed and made again: its endpoints are new ones that
+    discovery announces afresh, where waiting longer on the first would wait on the same
+    lost announcement."""
+    from rclpy.action import ActionClient
+
+    for attempt in range(1, attempts + 1):
+        client = ActionClient(node, action_type, name)
+        if client.wait_for_server(timeout_sec=each_s):
+            return client
+        print(f'{name}: no server matched in {each_s:.0f} s (client {attempt} of {attempts})')
+        client.destroy()
+    return None

@@ -37,7 +37,7 @@ class AgentNode(Node):
     Parameters: mode, simulation, interactive, goal, workspace_root, tools.active (string[]),
         tools.active_cap, tools.index_path (the learned tool index's file, '' = in memory),
         tools.process (bwrap | python), tools.network, tools.hidden (string[]),
-        percept_min_salience, deliberation.max_cycles/max_tokens/temperature/llm_timeout_s/
+        percept_min_salience, deliberation.max_cycles/max_tokens/temperature/seed/llm_timeout_s/
         use_grammar/goal_max_cycles (the most a Deliberate goal may ask), enrichment.budget_s,
         energy.token_budget, energy.refill_tokens_per_s,
         systems.off (string[]: bio-systems switched off, for ablations), idle.* (read-only;
@@ -84,6 +84,8 @@ class AgentNode(Node):
                 max_cycles=p('deliberation.max_cycles', 3, 'Cycle cap'),
                 max_tokens=p('deliberation.max_tokens', c.max_tokens, 'Tokens per answer'),
                 temperature=p('deliberation.temperature', 0.8, 'Sampling temperature'),
+                seed=p('deliberation.seed', -1, 'Sampling seed (-1: a fresh one each call; '
+                       'n: the same run samples the same tokens)'),
                 llm_timeout_s=timeout),
             use_grammar=p('deliberation.use_grammar', True, 'Decode under the lean GBNF'),
             decision=p('deliberation.decision', 'auto', 'choose | generate | auto'),
