@@ -847,6 +847,40 @@ def test_the_diary_tells_targets_without_their_track_numbers():
     assert 'I remember: just now: I am looking at the cup for 1.0 s.' in text
 
 
+def test_the_diary_tells_what_memory_knows_in_words_not_its_bookkeeping():
+    """Concept and pattern lines carry memory's bookkeeping (confidence, episode counts,
+    related_to, measured values); the model copied it into its thoughts ("I see 1 face
+    (person, confidence=0.99). 360-480 episodes: related_to ..."). The diary tells what the
+    line knows in words; lines in words already keep them; a reason memory cut short before
+    its closing bracket is still no part of the line."""
+    from maxim_core.prompt.diary import in_words, strip_reason
+    assert in_words('"face" (person, confidence=0.99, 360 episodes): related_to predict '
+                    'outcome, related_to orange object; stats: mean=0.5, n=3') == \
+        'the face, a person, seen many times, with predict outcome, with orange object'
+    assert in_words('"track target" (action, confidence=0.72)') == 'the track target, an action'
+    assert in_words('"red object" (object, confidence=0.60, 1 episodes)') == \
+        'the red object, an object, seen once'
+    assert in_words('"red trend" (math:PATTERN, confidence=0.87): red object salience rising:'
+                    ' mean=0.62, std=0.12 (n=30)') == \
+        'the red trend, a pattern, red object salience rising'
+    assert in_words('Predicted: track_target succeeds (4 of 5); hue mean=0.62, std=0.10') == \
+        'Predicted: track_target succeeds (4 of 5); hue'
+    # The goal's own words as concepts: the goal line says them already.
+    assert in_words('"safe" (goal_term, confidence=0.80, 12 episodes): related_to body') == ''
+    assert in_words('"ask" (goal_term, confidence=0.55)') == ''
+    episode = 'just now: I see 1 face and 1 object: a face, to my right; track_target worked'
+    assert in_words(episode) == episode
+    assert strip_reason('a red ball; track_target worked [shared words: red; semantic ...') \
+        == 'a red ball; track_target worked'
+    d = Diary(percept='I see 1 face.', remembered=[
+        '"face" (person, confidence=0.99, 360 episodes): related_to red object [in view]',
+        '"body" (goal_term, confidence=0.70, 9 episodes) [named by the goal]'])
+    text = d.think_prompt()
+    assert 'I remember: the face, a person, seen many times, with red object' in text
+    assert 'body' not in text and 'goal_term' not in text
+    assert 'confidence' not in text and 'related_to' not in text and '=' not in text
+
+
 def test_the_robots_own_name_is_never_what_memory_adds():
     """A person said "Hello Maxim" a minute ago; asked "What do you see right now?", memory's
     line about that moment shares "right" with the question, and the robot answered "maxim".

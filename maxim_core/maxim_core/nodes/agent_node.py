@@ -85,7 +85,7 @@ class AgentNode(Node):
                 max_tokens=p('deliberation.max_tokens', c.max_tokens, 'Tokens per answer'),
                 temperature=p('deliberation.temperature', 0.8, 'Sampling temperature'),
                 seed=p('deliberation.seed', -1, 'Sampling seed (-1: a fresh one each call; '
-                       'n: the same run samples the same tokens)'),
+                       'n: the same prompt samples the same tokens)'),
                 llm_timeout_s=timeout),
             use_grammar=p('deliberation.use_grammar', True, 'Decode under the lean GBNF'),
             decision=p('deliberation.decision', 'auto', 'choose | generate | auto'),

@@ -39,12 +39,57 @@ LABELS = {
 # thoughts and arguments against.
 FIXED_TEXT = tuple(v.replace('{name}', '').strip() for v in LABELS.values())
 
-_WHY = re.compile(r'\s*\[[^\]]*\]\s*$')
+# The trailing reason, also when memory cut it short before its closing bracket.
+_WHY = re.compile(r'\s*\[[^\[\]]*\]?\s*$')
 
 
 def strip_reason(line: str) -> str:
     """An enrichment line without its trailing "[why it matched]"."""
     return _WHY.sub('', line).strip()
+
+
+# Memory's lines carry its bookkeeping: '"face" (person, confidence=0.99, 360 episodes):
+# related_to orange object; stats: mean=0.62'. The model copied it into its thoughts ("I see
+# 1 face (person, confidence=0.99). 360-480 episodes: related_to ..."), and none of it is
+# about the world. The diary says what the line knows in words.
+_CONCEPT = re.compile(r'^"(?P<name>[^"]{1,80})" \((?P<kind>[^,()]{1,40})'
+                      r'(?:, confidence=[-+\d.]+)?(?:, (?P<n>\d+) episodes?)?\)(?P<rest>.*)$')
+_STATS = re.compile(r';\s*stats:.*$')
+_KEY_VALUE = re.compile(r'\b[a-z_]+=[-+\d.e]+%?')
+_EMPTY = re.compile(r'\(\s*[,;]?\s*\)|\s+(?=[,;:)])')
+
+
+def _how_often(n: int) -> str:
+    return 'once' if n == 1 else 'a few times' if n < 5 else 'many times'
+
+
+def in_words(line: str) -> str:
+    """A recalled line without memory's bookkeeping: a concept or pattern line as words
+    ('"face" (person, confidence=0.99, 360 episodes): related_to red object' -> 'the face,
+    a person, seen many times, with red object'), measured values ('mean=0.62') left out.
+    What the chooser grounds arguments on is memory's own line (Grounding.recalled): this
+    is only how the diary shows it.
+    A concept of the goal's own words (category goal_term: "ask", "body", "safe") is left
+    out (''): the goal line already says them, and in words they read as things in the
+    situation ("I remember: the safe, a goal term"); shown so, a person's second ask to
+    move was answered by staying still.
+    Other lines keep their words."""
+    text = line.strip()
+    m = _CONCEPT.match(text)
+    if m:
+        kind = m['kind'].split(':')[-1].strip().lower()
+        if kind == 'goal_term':
+            return ''
+        head = f'the {m["name"]}, {"an" if kind[:1] in "aeiou" else "a"} {kind}'
+        if m['n']:
+            head += f', seen {_how_often(int(m["n"]))}'
+        rest = _STATS.sub('', m['rest']).strip().lstrip(':').strip()
+        rest = re.sub(r'\brelated_to\b', 'with', rest)
+        text = f'{head}, {rest}' if rest else head
+    text = _KEY_VALUE.sub('', text)
+    for _ in range(3):
+        text = _EMPTY.sub('', text)
+    return ' '.join(text.replace(',,', ',').split()).strip(' ,;:')
 
 
 # A tracked target's number ("the face (#8)", "(#11, most novel)"): attention gives it so
@@ -130,12 +175,12 @@ class Diary:
                 lines.append(did)
         seen = set()
         for text in list(self.remembered)[:limits['remembered']]:
-            text = one_line(strip_reason(text), 240)
+            text = one_line(in_words(strip_reason(text)), 240)
             if text and text.lower() not in seen:
                 seen.add(text.lower())
                 lines.append(f'{LABELS["remembered"]} {text}')
         for text in list(self.learned)[:limits['learned']]:
-            lines.append(f'{LABELS["learned"]} {one_line(strip_reason(text), 160)}')
+            lines.append(f'{LABELS["learned"]} {one_line(in_words(strip_reason(text)), 160)}')
         if self.goal:
             lines.append(f'{LABELS["goal"]} {one_line(self.goal, 200)}')
         if self.heard:
