@@ -188,9 +188,13 @@ class IdleGraph:
     def _wait_ready(self, timeout_s: float) -> None:
         # One context, one DDS participant: what the probe sees, the agent sees.
         agent = self.agent
-        self._wait_until(lambda: all(c.service_is_ready() for c in (
-            self._submit, self._recall, self._stats)), timeout_s,
-            'the memory and agent services')
+        services = (self._submit, self._recall, self._stats)
+        try:
+            self._wait_until(lambda: all(c.service_is_ready() for c in services), timeout_s,
+                             'the memory and agent services')
+        except GraphError as exc:
+            missing = [c.srv_name for c in services if not c.service_is_ready()]
+            raise GraphError(f'{exc} (not ready: {", ".join(missing)})') from None
         self._wait_until(self._generate.server_is_ready, timeout_s, 'the llm/generate action')
         self._wait_until(lambda: self._clock.get_subscription_count() >= len(self.nodes) - 1,
                          timeout_s,
