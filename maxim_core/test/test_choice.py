@@ -856,13 +856,16 @@ def test_the_diary_tells_what_memory_knows_in_words_not_its_bookkeeping():
     from maxim_core.prompt.diary import in_words, strip_reason
     assert in_words('"face" (person, confidence=0.99, 360 episodes): related_to predict '
                     'outcome, related_to orange object; stats: mean=0.5, n=3') == \
-        'the face, a person, seen many times, with predict outcome, with orange object'
-    assert in_words('"track target" (action, confidence=0.72)') == 'the track target, an action'
+        'the face, seen many times, with predict outcome, with orange object'
+    # Memory's category is not told (it was copied onto other things: "the yellow object, a
+    # person"), and a line with nothing but a name tells nothing.
+    assert in_words('"track target" (action, confidence=0.72)') == ''
     assert in_words('"red object" (object, confidence=0.60, 1 episodes)') == \
-        'the red object, an object, seen once'
+        'the red object, seen once'
     assert in_words('"red trend" (math:PATTERN, confidence=0.87): red object salience rising:'
-                    ' mean=0.62, std=0.12 (n=30)') == \
-        'the red trend, a pattern, red object salience rising'
+                    ' mean=0.62, std=0.12 (n=30)') == 'the red trend, red object salience rising'
+    assert in_words('"cup" (object, confidence=0.70): part_of kitchen') == \
+        'the cup, part of kitchen'
     assert in_words('Predicted: track_target succeeds (4 of 5); hue mean=0.62, std=0.10') == \
         'Predicted: track_target succeeds (4 of 5); hue'
     # The goal's own words as concepts: the goal line says them already.
@@ -876,7 +879,8 @@ def test_the_diary_tells_what_memory_knows_in_words_not_its_bookkeeping():
         '"face" (person, confidence=0.99, 360 episodes): related_to red object [in view]',
         '"body" (goal_term, confidence=0.70, 9 episodes) [named by the goal]'])
     text = d.think_prompt()
-    assert 'I remember: the face, a person, seen many times, with red object' in text
+    assert 'I remember: the face, seen many times, with red object' in text
+    assert 'person' not in text
     assert 'body' not in text and 'goal_term' not in text
     assert 'confidence' not in text and 'related_to' not in text and '=' not in text
 

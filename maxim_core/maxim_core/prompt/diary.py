@@ -66,26 +66,31 @@ def _how_often(n: int) -> str:
 def in_words(line: str) -> str:
     """A recalled line without memory's bookkeeping: a concept or pattern line as words
     ('"face" (person, confidence=0.99, 360 episodes): related_to red object' -> 'the face,
-    a person, seen many times, with red object'), measured values ('mean=0.62') left out.
+    seen many times, with red object'), measured values ('mean=0.62') left out.
     What the chooser grounds arguments on is memory's own line (Grounding.recalled): this
     is only how the diary shows it.
-    A concept of the goal's own words (category goal_term: "ask", "body", "safe") is left
-    out (''): the goal line already says them, and in words they read as things in the
-    situation ("I remember: the safe, a goal term"); shown so, a person's second ask to
-    move was answered by staying still.
+    Memory's category is not told: "the face, a person" was copied onto other things ("I see
+    the yellow object, a person"). A concept line with nothing to tell but its name ('"move"
+    (action, confidence=0.50)') is left out (''), and so is a concept of the goal's own words
+    (category goal_term: "ask", "body", "safe"): the goal line already says them, and in
+    words they read as things in the situation; shown so, a person's second ask to move was
+    answered by staying still.
     Other lines keep their words."""
     text = line.strip()
     m = _CONCEPT.match(text)
     if m:
-        kind = m['kind'].split(':')[-1].strip().lower()
-        if kind == 'goal_term':
+        if m['kind'].strip().lower() == 'goal_term':
             return ''
-        head = f'the {m["name"]}, {"an" if kind[:1] in "aeiou" else "a"} {kind}'
+        parts = [f'the {m["name"]}']
         if m['n']:
-            head += f', seen {_how_often(int(m["n"]))}'
+            parts.append(f'seen {_how_often(int(m["n"]))}')
         rest = _STATS.sub('', m['rest']).strip().lstrip(':').strip()
-        rest = re.sub(r'\brelated_to\b', 'with', rest)
-        text = f'{head}, {rest}' if rest else head
+        rest = re.sub(r'\brelated_to\b', 'with', rest).replace('_', ' ')
+        if rest:
+            parts.append(rest)
+        if len(parts) == 1:
+            return ''
+        text = ', '.join(parts)
     text = _KEY_VALUE.sub('', text)
     for _ in range(3):
         text = _EMPTY.sub('', text)
