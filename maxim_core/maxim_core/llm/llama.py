@@ -108,13 +108,18 @@ class LlamaCppBackend:
     def __init__(self, model_path: str, n_ctx: int = 4096, n_threads: int = 2,
                  n_batch: int = 512, seed: int = llama_cpp.LLAMA_DEFAULT_SEED,
                  verbose: bool = False, grammar_prefilter: int = 2048,
-                 clock: Callable[[], float] = time.monotonic, score_sequences: int = 32):
+                 clock: Callable[[], float] = time.monotonic, score_sequences: int = 32,
+                 n_threads_batch: int = 0):
         if not os.path.isfile(model_path):
             raise LLMError(UNAVAILABLE, f'no model file at {model_path}')
         if score_sequences < 1:
             raise LLMError(BAD_REQUEST, f'score_sequences must be >= 1, got {score_sequences}')
+        # Decoding and reading a prompt may take different thread counts (n_threads_batch 0:
+        # the same): two threads decoding meet at every token, and on two cores shared with
+        # other work one preempted thread stalls both (see bench/README.md).
         kw = dict(model_path=model_path, n_ctx=n_ctx, n_threads=n_threads,
-                  n_threads_batch=n_threads, n_batch=n_batch, seed=seed, verbose=verbose)
+                  n_threads_batch=n_threads_batch or n_threads, n_batch=n_batch, seed=seed,
+                  verbose=verbose)
         try:
             self.llm = (_llama_with_sequences(score_sequences, **kw) if score_sequences > 1
                         else llama_cpp.Llama(**kw))

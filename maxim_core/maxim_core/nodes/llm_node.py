@@ -30,7 +30,8 @@ _PARAMS = (
     ('model_cache_dir', '', "where the embedded model is assembled; '' = "
                             '$MAXIM_MODEL_CACHE or ~/.cache/maxim/models'),
     ('n_ctx', 4096, 'context length in tokens'),
-    ('n_threads', 2, 'CPU threads for llama.cpp'),
+    ('n_threads', 2, 'CPU threads for llama.cpp (decoding: one token at a time)'),
+    ('n_threads_batch', 0, 'CPU threads for reading a prompt (0: as n_threads)'),
     ('n_batch', 512, 'prompt evaluation batch size'),
     ('score_sequences', 32, 'sequences of the KV cache, for scoring candidates side by side '
                             'in one batch (1: one after another)'),
@@ -61,6 +62,7 @@ class LLMParams:
     defaults: dict
     trace_path: str = ''
     score_sequences: int = 32
+    n_threads_batch: int = 0
 
 
 class LLMNode(LifecycleNode):
@@ -69,7 +71,8 @@ class LLMNode(LifecycleNode):
     Parameters:
         backend (str, 'llama' | 'scripted'), scripted.script_file (str, ''),
         model_path (str, ''), model_cache_dir (str, ''), n_ctx (int, 4096),
-        n_threads (int, 2), n_batch (int, 512), score_sequences (int, 32),
+        n_threads (int, 2), n_threads_batch (int, 0: as n_threads), n_batch (int, 512),
+        score_sequences (int, 32),
         queue.max_pending (int, 4),
         queue.wait_timeout_s (double, 30.0), generate.max_tokens (int, 256),
         generate.temperature (0.8), generate.top_p (0.95), generate.top_k (40),
@@ -128,7 +131,7 @@ class LLMNode(LifecycleNode):
                          str(p['model_path']), str(p['model_cache_dir']), int(p['n_ctx']),
                          int(p['n_threads']), int(p['n_batch']), int(p['queue.max_pending']),
                          float(p['queue.wait_timeout_s']), defaults, str(p['trace_path']),
-                         int(p['score_sequences']))
+                         int(p['score_sequences']), int(p['n_threads_batch']))
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _report(self, stage: str, fraction: float) -> None:
@@ -151,7 +154,8 @@ class LLMNode(LifecycleNode):
                                      self._report)
                 backend = LlamaCppBackend(path, n_ctx=params.n_ctx,
                                           n_threads=params.n_threads, n_batch=params.n_batch,
-                                          score_sequences=params.score_sequences)
+                                          score_sequences=params.score_sequences,
+                                          n_threads_batch=params.n_threads_batch)
             else:
                 raise ValueError(f"backend must be 'llama' or 'scripted', not "
                                  f'{params.backend!r}')
