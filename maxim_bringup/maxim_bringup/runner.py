@@ -52,8 +52,11 @@ class RunConfig:
     only: list = field(default_factory=list)       # restrict to these node names
     record: str = ''                  # MCAP file to record to; 'auto' = a dated file
     foxglove_port: int | None = None  # serve the recorded topics live to Foxglove on this port
-    nice_others: int = 10             # the executor's and the renderer's threads yield to the
-    #                                   model's (`yield_to_model`; env MAXIM_NICE_OTHERS)
+    nice_others: int = 19             # the executor's and the renderer's threads yield to the
+    #                                   model's (`yield_to_model`; env MAXIM_NICE_OTHERS). 19
+    #                                   against 10: a sim cycle 1.15x the same alone against
+    #                                   1.52-1.64x, the camera at 8.9 frames a second against
+    #                                   10.0 (bench/README.md, "cognition")
 
 
 # Threads of this process that serve no deliberation cycle and so yield to the model with

@@ -31,7 +31,7 @@ def test_the_calling_thread_and_its_new_threads_yield_and_others_keep_theirs():
     # The other threads (here: this one, as the model's are) keep theirs.
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
     assert yield_to_model(0) == []
-    assert RunConfig().nice_others == 10
+    assert RunConfig().nice_others == 19
 
 
 @pytest.mark.skipif(not hasattr(os, 'setpriority'), reason='no per-thread priorities here')
