@@ -481,6 +481,9 @@ def test_memory_frames_are_no_arguments():
         'Predicted: examine succeeds (3 of 3 similar episodes succeeded, confidence 0.90)',
         'adeab shared words: the gardener planted tulips'])
     assert set(g.memory_terms(10)) == {'examine', 'gardener', 'planted', 'tulips'}
+    # A pattern's measures are no terms of the world it measures.
+    g = Grounding(percept='A cup.', recalled=['the red trend, red object salience rising'])
+    assert set(g.memory_terms(10)) == {'red', 'object'}
 
 
 def test_a_request_said_to_the_robot_is_answered_once_it_was_acted_on():

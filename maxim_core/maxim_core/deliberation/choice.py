@@ -77,7 +77,12 @@ _FRAME_WORDS = frozenset('worked failed fails succeeds succeeded confidence epis
                          'similar value values times context contexts outcome outcomes '
                          'predicted activation layer category words word shared shares share '
                          'semantic result results term terms says matched match matches '
-                         'reached recalled false true none similarity'.split())
+                         'reached recalled false true none similarity '
+                         # what memory's statistics measure, not what they are about ('red
+                         # object salience rising'): the robot searched its memory for
+                         # "salience"
+                         'salience novelty trend trends rising falling mean std variance '
+                         'correlation correlated'.split())
 _HEX = re.compile(r'^[a-f]{5,}$')
 
 
