@@ -56,7 +56,9 @@ _CONCEPT = re.compile(r'^"(?P<name>[^"]{1,80})" \((?P<kind>[^,()]{1,40})'
                       r'(?:, confidence=[-+\d.]+)?(?:, (?P<n>\d+) episodes?)?\)(?P<rest>.*)$')
 _STATS = re.compile(r';\s*stats:.*$')
 _KEY_VALUE = re.compile(r'\b[a-z_]+=[-+\d.e]+%?')
-_EMPTY = re.compile(r'\(\s*[,;]?\s*\)|\s+(?=[,;:)])')
+# A fit's figures ('(R^2=0.00, slope=+0.000/hour, n=6)') and any other 'key=value' token.
+_FIGURES = re.compile(r'\([^()]*=[^()]*\)|\S*=\S*')
+_EMPTY = re.compile(r'\(\s*[,;]?\s*\)|\s+(?=[,;:)])|[:;,](?=\s*[,;:]|\s*$)')
 
 
 def _how_often(n: int) -> str:
@@ -81,11 +83,14 @@ def in_words(line: str) -> str:
     if m:
         if m['kind'].strip().lower() == 'goal_term':
             return ''
-        parts = [f'the {m["name"]}']
+        parts = [f'the {m["name"].replace("_", " ")}']
         if m['n']:
             parts.append(f'seen {_how_often(int(m["n"]))}')
         rest = _STATS.sub('', m['rest']).strip().lstrip(':').strip()
-        rest = re.sub(r'\brelated_to\b', 'with', rest).replace('_', ' ')
+        rest = _FIGURES.sub('', re.sub(r'\brelated_to\b', 'with', rest)).replace('_', ' ')
+        for _ in range(3):
+            rest = _EMPTY.sub('', rest)
+        rest = ' '.join(rest.split()).strip(' ,;:')
         if rest:
             parts.append(rest)
         if len(parts) == 1:
