@@ -230,7 +230,11 @@ def test_the_files_of_a_killed_participant_go():
         echo.send_signal(signal.SIGKILL)
         echo.wait(timeout=10)
         echo.stdout.close()
-    assert inodes(files) == files      # SIGKILL left them all behind
+    # SIGKILL left the participant's own segments behind. Its port files are shared by
+    # design: another Fast DDS process on the machine may take the port again in the
+    # meantime (a CI run saw fastrtps_port39921 recreated), which the check below allows.
+    own = {path: inode for path, inode in files.items() if '_port' not in path}
+    assert own and inodes(own) == own
     removed = dds.clean_stale_shm()
     # Each is gone, or (a port number taken again meanwhile) a new live owner's own file.
     left = {path for path, inode in inodes(files).items() if files[path] == inode}
