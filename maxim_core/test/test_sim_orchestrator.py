@@ -269,14 +269,26 @@ def test_generate_scenario_writes_a_loadable_yaml(sims, tmp_path):
     assert s.judge.calls[0]['json_schema']['required'][0] == 'name'
 
 
-def test_a_generated_scenario_that_is_not_valid_is_a_typed_failure(sims):
+def test_a_generated_scenario_that_is_not_valid_is_asked_again_then_a_typed_failure(sims):
     from maxim_core.tools.base import ERROR_UNAVAILABLE
     answer = {'name': 'short_name', 'goal': 'Get the cat down.', 'memories': [],
               'turns': ['   '], 'expected_tools': ['say'], 'forbidden_tools': []}
-    s = sim(sims, [NOTHING], judge_script=[json.dumps(answer)])
+    s = sim(sims, [NOTHING], judge_script=[json.dumps(answer)] * 2)
     out = s('generate_scenario', description='A cat is stuck on a high shelf.')
     assert not out.success and out.error_code == ERROR_UNAVAILABLE
     assert 'the model wrote no valid scenario' in out.error_msg and 'empty' in out.error_msg
+    assert len(s.judge.calls) == 1 + s.session.judge.retries == 2     # the budget, no more
+
+
+def test_a_generated_scenario_that_is_not_valid_the_first_time_is_asked_again(sims, tmp_path):
+    bad = {'name': 'cat', 'goal': 'Get the cat down.', 'memories': [],
+           'turns': ['   '], 'expected_tools': ['say'], 'forbidden_tools': []}
+    good = dict(bad, turns=['A cat mews on the shelf.'])
+    s = sim(sims, [NOTHING], judge_script=[json.dumps(bad), json.dumps(good)])
+    s.session.scenario_dir = str(tmp_path)
+    out = s('generate_scenario', description='A cat is stuck on a high shelf.')
+    assert out.success, out.error_msg
+    assert Scenario.load(out.output['path']).turns == [{'message': 'A cat mews on the shelf.'}]
 
 
 def test_finish_simulation_shuts_everything_down(sims):

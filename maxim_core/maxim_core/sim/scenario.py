@@ -705,14 +705,25 @@ def generate_scenario(description: str, judge: Judge) -> tuple[Scenario, str]:
               'Answer with JSON: {"name": "short_name", "goal": "...", "memories": ["what the '
               'agent remembers"], "turns": ["message 1", ...], "expected_tools": ["tool"], '
               '"forbidden_tools": ["tool"]}.\nAnswer: ')
-    raw = judge.ask(prompt, GENERATE_SCHEMA, 400)
-    scenario = Scenario.from_dict({
-        'name': slug(raw['name']), 'description': description.strip(), 'goal': raw['goal'],
-        'memories': raw['memories'], 'turns': raw['turns'],
-        'completion': {'expected_actions': [{'tool': t, 'outcome': 'attempted'}
-                                            for t in raw['expected_tools']],
-                       'forbidden_actions': [{'tool': t} for t in raw['forbidden_tools']],
-                       'judge': True}})
+    # The schema cannot say everything a scenario needs (a message of blanks fits it), so an
+    # answer that makes no valid scenario is asked again, within the judge's retry budget.
+    attempts = 1 + judge.retries
+    for attempt in range(attempts):
+        raw = judge.ask(prompt, GENERATE_SCHEMA, 400)
+        try:
+            scenario = Scenario.from_dict({
+                'name': slug(raw['name']), 'description': description.strip(),
+                'goal': raw['goal'], 'memories': raw['memories'], 'turns': raw['turns'],
+                'completion': {'expected_actions': [{'tool': t, 'outcome': 'attempted'}
+                                                    for t in raw['expected_tools']],
+                               'forbidden_actions': [{'tool': t}
+                                                     for t in raw['forbidden_tools']],
+                               'judge': True}})
+        except ScenarioError as exc:
+            if attempt + 1 == attempts:
+                raise ScenarioError(f'{exc} (the last of {attempts} answers)') from exc
+            continue
+        break
     return scenario, scenario.dump()
 
 
