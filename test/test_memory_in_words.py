@@ -44,3 +44,33 @@ def test_every_concept_and_knowledge_line_of_the_enricher_is_told_without_bookke
             assert words == ''
     diary = Diary(percept='I see a red ball.', remembered=[i.text for i in out['concepts'].items])
     assert 'confidence' not in diary.think_prompt()
+
+
+def test_a_prediction_of_the_memory_node_is_told_as_what_it_means(tmp_path):
+    """predict_outcome's answer, as the memory node writes it and the introspection tool
+    trims it, reaches the diary as its meaning; its strings alone read 'all_contexts move'."""
+    import json
+    from types import SimpleNamespace
+    from maxim_core.deliberation.choice import result_words
+    from maxim_core.tools.introspection import compact
+    from maxim_memory.nodes.queries import predict
+    hub = MemoryHub(HubConfig(db_path=str(tmp_path / 'm.db')), clock=lambda: T0 + 1000)
+    try:
+        for i in range(5):
+            hub.nac.obj.observe('move', 'ball', 'worked' if i else 'failed', 0.8 if i else -0.8)
+        told = {}
+        for context in ('ball', '', 'kitchen'):
+            res = predict(hub, SimpleNamespace(tool_name='move', context=context,
+                                               include_all_outcomes=False),
+                          SimpleNamespace())
+            told[context] = result_words(json.dumps(compact(json.loads(res.result_json), 5)))
+        res = predict(hub, SimpleNamespace(tool_name='wave', context='',
+                                           include_all_outcomes=False), SimpleNamespace())
+        told['unseen'] = result_words(json.dumps(compact(json.loads(res.result_json), 5)))
+    finally:
+        hub.close(end_session=False)
+    assert told['ball'] == 'move: likely to work here, from 5 tries', told
+    assert told[''] == 'move: likely to work, from 5 tries', told
+    assert told['kitchen'] == 'move: not tried here; from elsewhere, likely to work', told
+    assert told['unseen'] == 'wave: never tried, no telling how it goes', told
+    assert not any(w in ' '.join(told.values()) for w in ('all_contexts', 'generalized', '0.'))

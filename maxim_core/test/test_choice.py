@@ -484,6 +484,10 @@ def test_memory_frames_are_no_arguments():
     # A pattern's measures are no terms of the world it measures.
     g = Grounding(percept='A cup.', recalled=['the red trend, red object salience rising'])
     assert set(g.memory_terms(10)) == {'red', 'object'}
+    # Nor are an outcome's words: the robot searched its memory for "success".
+    g = Grounding(percept='A cup.', recalled=['track target red ball: success',
+                                              'green box: failure, 2 failures'])
+    assert set(g.memory_terms(10)) == {'track', 'target', 'red', 'ball', 'green', 'box'}
 
 
 def test_a_request_said_to_the_robot_is_answered_once_it_was_acted_on():

@@ -34,8 +34,9 @@ def test_scores_are_log_probabilities_and_the_prompt_stays_cached(backend):
                                   ' dance.'])
     assert len(done.logprobs) == 3 and all(math.isfinite(x) and x < 0 for x in done.logprobs)
     # No state leaks from one continuation to the next: side by side in one batch, the same
-    # words differ only by the float rounding of their place in it.
-    assert done.logprobs[0] == pytest.approx(done.logprobs[1], abs=0.05)
+    # words differ only by the float rounding of their place in it (0.09 on an AVX-512 build,
+    # under 0.05 on others); read after the other, as a leak would, they score 7 lower.
+    assert done.logprobs[0] == pytest.approx(done.logprobs[1], abs=0.25)
     assert done.token_counts[0] > done.token_counts[2] > 0
     again = backend.complete(prompt, max_tokens=1, temperature=0.0)
     assert backend.last_cached_tokens >= again.prompt_tokens - 1     # the prompt was kept

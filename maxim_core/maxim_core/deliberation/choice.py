@@ -82,7 +82,10 @@ _FRAME_WORDS = frozenset('worked failed fails succeeds succeeded confidence epis
                          # object salience rising'): the robot searched its memory for
                          # "salience"
                          'salience novelty trend trends rising falling mean std variance '
-                         'correlation correlated'.split())
+                         'correlation correlated '
+                         # the words of an outcome, not what it was about: the robot searched
+                         # its memory for "success"
+                         'success successes successful failure failures'.split())
 _HEX = re.compile(r'^[a-f]{5,}$')
 
 
@@ -565,6 +568,27 @@ def _phrase(tool: str, args: Mapping[str, Any]) -> str:
     return ' '.join(parts)
 
 
+def prediction_words(data: Mapping[str, Any]) -> str:
+    """The NAc's prediction (predict_outcome's answer) as what it means: 'move: likely to
+    work here, from 5 tries'. Its strings alone said nothing ('all_contexts move'), its figures
+    are what tells; '' when `data` is no prediction."""
+    event, value = data.get('event') or data.get('tool_name'), data.get('value')
+    tries = data.get('observation_count', data.get('observations'))
+    if not isinstance(event, str) or not event.strip() or 'confidence' not in data \
+            or isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or isinstance(tries, bool) or not isinstance(tries, (int, float)):
+        return ''
+    name, basis, n = _words(event), str(data.get('basis') or ''), int(tries)
+    guess = 'likely to work' if value >= 0.6 else 'likely to fail' if value <= 0.4 else \
+        'as likely to work as to fail'
+    if basis == 'generalized':        # an unseen context borrows what other contexts taught
+        return f'{name}: not tried here; from elsewhere, {guess}'
+    if n <= 0:
+        return f'{name}: never tried, no telling how it goes'
+    return f'{name}: {guess}{" here" if basis == "context" else ""}, from {n} ' + \
+        ('try' if n == 1 else 'tries')
+
+
 def result_words(output: str, limit: int = 300) -> str:
     """A tool's output as words: the text values of a JSON result (its narrative, what was
     observed or said), not its braces and keys; other output as it is."""
@@ -575,6 +599,10 @@ def result_words(output: str, limit: int = 300) -> str:
         data = None
     if data is None:
         return ' '.join(text.split())[:limit]
+    if isinstance(data, dict):
+        told = prediction_words(data)
+        if told:
+            return told[:limit]
     parts: list[str] = []
     stack = [data]
     while stack and len(parts) < 12:
