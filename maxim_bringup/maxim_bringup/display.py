@@ -48,9 +48,13 @@ def format_thought(t: dict) -> str:
     tail = f'  [dim]—— {escape(sources)} s={float(t.get("salience", 0.0)):.2f}'
     if t.get('ready_to_act') and t.get('action_json'):
         tail += f' → {escape(_short(t["action_json"], 60))}'
+    elif t.get('why'):
+        tail += ' → waits'
     elif t.get('converged'):
         tail += ' (converged)'
     lines.append(tail + '[/]')
+    if t.get('why'):          # the mind's reason for the choice, read off its weighing
+        lines.append(f'  [green]{escape(_short(t["why"], 160))}[/]')
     return '\n'.join(lines)
 
 

@@ -24,6 +24,19 @@ def test_thought_block_reads_like_the_thought_stream():
     assert 'hippocampus, nac s=0.69' in lines[-1]
 
 
+def test_a_choice_shows_its_action_and_why_it_won():
+    act = render(display.format_thought({
+        'cycle': 1, 'max_cycles': 3, 'text': 'The red ball.', 'ready_to_act': True,
+        'action_json': json.dumps({'tool': 'track_target', 'args': {'target_label': 'ball'}}),
+        'why': 'because I was asked to; not move left, which hurt before'})).splitlines()
+    assert 'track_target' in act[-2] and act[-1].strip() == \
+        'because I was asked to; not move left, which hurt before'
+    wait = render(display.format_thought({'cycle': 1, 'max_cycles': 3, 'text': 'A cup.',
+                                          'why': 'because nothing calls for an act'}))
+    assert '→ waits' in wait and wait.splitlines()[-1].strip() == \
+        'because nothing calls for an act'
+
+
 def test_failed_thought_names_its_status():
     text = render(display.format_thought({'status': 1, 'status_msg': 'no answer in 20 s'}))
     assert 'timeout' in text and 'no answer in 20 s' in text

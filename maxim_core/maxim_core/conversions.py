@@ -266,6 +266,7 @@ def thought_to_msg(t, msg):
                        ('action_json', clean_text(json.dumps(t.action)) if t.action else ''),
                        ('choice_json', clean_text(json.dumps(getattr(t, 'choice', None)))
                         if getattr(t, 'choice', None) else ''),
+                       ('why', clean_text(getattr(t, 'why', '') or '')),
                        ('enrichment_s', float(t.enrichment_s)), ('llm_s', float(t.llm_s)),
                        ('cycle_s', float(t.cycle_s)), ('prompt_tokens', int(t.prompt_tokens)),
                        ('completion_tokens', int(t.completion_tokens))):

@@ -181,6 +181,7 @@ def test_the_mind_chooses_a_grounded_action_and_says_why():
     thought = events.thoughts[0]
     assert thought.text == 'The red ball rolls past me.'
     assert thought.choice[0]['tool'] == 'track_target' and len(thought.choice) > 2
+    assert thought.why == 'because it follows from what I think'     # the model's score won
     # The model read the diary, not instructions: no answer format, no example to copy.
     think_prompt = backend.prompts[0]
     assert think_prompt.endswith('I think:') and 'JSON' not in think_prompt
@@ -196,6 +197,7 @@ def test_waiting_is_a_choice_and_ends_the_deliberation():
         mind.close()
     assert step.loop.run is None and step.deliberation.status == 'converged'
     assert step.deliberation.cycles == 1 and head.sent == []
+    assert events.thoughts[0].why == 'because nothing calls for an act'
 
 
 def test_speech_is_written_by_the_model_and_template_text_is_refused():
@@ -334,6 +336,17 @@ def test_an_argument_that_names_a_tool_is_given_a_tool():
     cands = CandidateBuilder().build([TRACK, predict], g)
     values = [c.args['tool_name'] for c in cands if c.tool == 'predict_outcome']
     assert values == ['track_target']
+    # An act on the world, the last one done first; not a recall or a prediction.
+    from types import SimpleNamespace
+    recall = SimpleNamespace(name='memory_recall', description='Recall.', introspection=True,
+                             input_schema={'type': 'object', 'properties': {
+                                 'query': {'type': 'string'}}, 'required': ['query']})
+    move = ToolSpec('move', 'Move the head.', {'type': 'object', 'properties': {
+        'direction': {'type': 'string'}}, 'required': ['direction']})
+    g.recent = [_act('move', {'direction': 'left'}), _act('memory_recall', {'query': 'ball'})]
+    cands = CandidateBuilder().build([recall, TRACK, predict, move], g)
+    values = [c.args['tool_name'] for c in cands if c.tool == 'predict_outcome']
+    assert values == ['move', 'track_target']
 
 
 def test_looking_around_does_not_make_a_failed_act_worth_retrying():
@@ -849,9 +862,15 @@ def test_the_diary_tells_targets_without_their_track_numbers():
               remembered=['just now: I am looking at the cup (#2) for 1.0 s.'])
     text = d.think_prompt()
     assert '#' not in text
-    assert 'I am looking at the face for 0.2 s. Next: the red object (most novel).' in text
+    assert 'I am looking at the face for a moment. Next: the red object (most novel).' in text
     assert 'Earlier I thought: The red ball is near.' in text
-    assert 'I remember: just now: I am looking at the cup for 1.0 s.' in text
+    assert 'I remember: just now: I am looking at the cup for a moment.' in text
+    # Durations in words: the model copied the figure as a thought ("0.6 s").
+    from maxim_core.prompt.diary import one_line
+    assert one_line('I am looking at the cup (#2) for 4.5 s. Next: a ball.') == \
+        'I am looking at the cup for a while. Next: a ball.'
+    assert one_line('looking at it for 12 s') == 'looking at it for a long time'
+    assert one_line('for 3 sheep') == 'for 3 sheep'
 
 
 def test_the_diary_tells_what_memory_knows_in_words_not_its_bookkeeping():
@@ -906,3 +925,39 @@ def test_the_robots_own_name_is_never_what_memory_adds():
     assert tied_to(['maxim', 'flag'], g, g.heard) == ['flag']
     unnamed = Grounding(percept=g.percept, heard=g.heard, recalled=recalled)
     assert 'maxim' in unnamed.memory_terms(6)         # the name is what excludes it
+
+
+def test_a_choice_says_why_it_won_from_its_weighing():
+    from maxim_core.deliberation.choice import Candidate, why_chosen
+    cfg = ChoiceConfig()
+
+    def look(target, **terms):
+        c = Candidate('track_target', {'target_label': target}, f'look at {target}', ('tool',))
+        for k, v in terms.items():
+            setattr(c, k, v)
+        c.total = cfg.w_relevance * c.relevance + c.value + c.goal + c.need + c.memory
+        return c
+    g = Grounding(heard='Please look at the red ball.', addressed=True)
+    asked = look('red ball', relevance=0.5, goal=2.0)
+    assert why_chosen([asked, look('blue cup', relevance=0.8)], g, cfg) == \
+        'because I was asked to'
+    worked = look('blue cup', relevance=0.2, value=2.4)
+    assert why_chosen([worked], Grounding(), cfg) == 'because it worked here before'
+    assert why_chosen([look('cup', relevance=1.0)], Grounding(), cfg) == \
+        'because it follows from what I think'
+    # What it would have done but for pain is said too.
+    hurt = look('left', relevance=1.5, goal=1.0 - cfg.w_avoid, held='hurt')
+    right = look('right', relevance=0.4, goal=1.0)
+    assert why_chosen([right, hurt], Grounding(goal='look around'), cfg) == \
+        'because it serves my goal; not look at left, which hurt before'
+    # Nothing in its favour: it won because what would have beaten it was just done.
+    again = look('red ball', relevance=1.0, habit=cfg.habit_done)
+    again.total -= again.habit
+    assert why_chosen([look('cup', relevance=-0.2), again], Grounding(), cfg) == \
+        'because nothing else fits better; not look at red ball again'
+    # Waiting says why too: nothing new came of the last acts.
+    wait = Candidate(None, {}, WAIT)
+    wait.total = cfg.effort * 2
+    assert why_chosen([wait, look('cup', relevance=0.1)], Grounding(), cfg) == \
+        'because my last acts brought nothing new'
+    assert why_chosen([], Grounding(), cfg) == ''

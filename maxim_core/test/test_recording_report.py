@@ -100,7 +100,8 @@ def build_session(tmp_path, name='a', temperature=0.7, thoughts=THOUGHTS):
                                 salience=sal, enriched_by=enriched, converged=conv,
                                 jaccard_previous=0.2 * cycle, ready_to_act=bool(action),
                                 action_json=action, llm_s=2.0 + i, enrichment_s=0.1,
-                                cycle_s=2.5 + i), 5 + i)
+                                cycle_s=2.5 + i,
+                                why='because I was asked to' if action else ''), 5 + i)
     put('thoughts', Thought(kind=Thought.KIND_STATUS, status=Thought.STATUS_TIMEOUT,
                             status_msg='the model did not answer in 30 s'), 9.5)
     for i, (tool, args, ok, blocked, code) in enumerate(TOOLS):
@@ -208,6 +209,7 @@ def test_page_holds_the_figures_transcript_actions_and_provenance(session, tmp_p
         assert f'{", ".join(enriched)}</span>' in html
         assert f's={sal:.2f}' in html
     assert 'Cycle 3/3' in html and '… thinking timeout' in html
+    assert '<span class="why">because I was asked to</span>' in html    # why it acted
     for tool, args, *_ in TOOLS:
         assert tool in html and json.dumps(json.loads(args)).replace('"', '&quot;') in html
     assert 'NAc predicts a bad outcome' in html and 'learned prediction (NAc)' in html

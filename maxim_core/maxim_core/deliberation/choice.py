@@ -85,7 +85,8 @@ _FRAME_WORDS = frozenset('worked failed fails succeeds succeeded confidence epis
                          'correlation correlated '
                          # the words of an outcome, not what it was about: the robot searched
                          # its memory for "success"
-                         'success successes successful failure failures'.split())
+                         'success successes successful failure failures '
+                         'steady stable'.split())
 _HEX = re.compile(r'^[a-f]{5,}$')
 
 
@@ -507,6 +508,7 @@ class Candidate:
     habit: float = 0.0
     pain: float = 0.0
     total: float = 0.0
+    held: str = ''                     # why its goal was held back: 'hurt' or 'avoid'
 
     @property
     def key(self) -> str:
@@ -639,6 +641,59 @@ def _same_direction(a: Mapping, b: Mapping) -> bool:
     return True
 
 
+_WHY_ACT = {
+    'answer': 'because I was asked something',
+    'asked': 'because I was asked to',
+    'goal': 'because it serves my goal',
+    'value': 'because it worked here before',
+    'need': 'because it is the next step',
+    'memory': 'because memory points to it',
+    'relevance': 'because it follows from what I think',
+}
+_HELD = {'hurt': 'which hurt before', 'avoid': 'which I was told not to do'}
+
+
+def why_chosen(ranked: Sequence[Candidate], g: Grounding,
+               config: ChoiceConfig = ChoiceConfig()) -> str:
+    """Why the first of `ranked` (weighed, best first) won, in the robot's words: the term
+    that gave it most ('because I was asked to', 'because it worked here before'), and an
+    act it would have taken but for pain or a person's 'do not' ('not look left, which hurt
+    before'). The mind's own reasons, read off the weighing, not written by the model; shown
+    with the decision, so a person sees why the head turned where it did."""
+    if not ranked:
+        return ''
+    best = ranked[0]
+    if best.tool is None:
+        stale = best.total - config.w_relevance * best.relevance - config.wait_bias - best.need
+        why = 'because the goal is met' if best.need > 0 else \
+            'because my last acts brought nothing new' if stale >= config.effort else \
+            'because nothing calls for an act'
+    else:
+        terms = {'relevance': config.w_relevance * best.relevance, 'value': best.value,
+                 'goal': best.goal, 'need': best.need, 'memory': best.memory}
+        top = max(terms, key=lambda k: terms[k])
+        if top == 'goal':
+            heard = {_stem(w) for w in content_words(g.heard)}
+            if 'speech' in best.sources and g.heard and \
+                    best.goal >= config.w_answer:
+                top = 'answer'
+            elif heard & {_stem(w) for w in content_words(best.phrase)}:
+                top = 'asked'
+        why = _WHY_ACT[top] if terms.get(top, 1.0) > 0 else ''
+    # An act it would have taken but for pain or a 'do not'; else one it did just now (or
+    # that just failed, or told nothing new).
+    held = next((f'not {c.phrase}, {_HELD[c.held]}' for c in ranked[1:]
+                 if c.held and c.tool is not None and c.total + config.w_avoid > best.total),
+                '')
+    if not held:
+        held = next((f'not {c.phrase} again' for c in ranked[1:]
+                     if c.habit > 0 and c.tool is not None
+                     and c.total + c.habit > best.total), '')
+    if not why:
+        why = 'because nothing else fits better'
+    return f'{why}; {held}' if held else why
+
+
 class CandidateBuilder:
     """Candidate actions for the active tools, their arguments from the grounding."""
 
@@ -660,7 +715,14 @@ class CandidateBuilder:
             if c not in commands:
                 commands.append(c)
         out: list[Candidate] = []
-        self._tool_names = [as_tool_spec(t).name for t in tools]
+        # What an argument that names a tool is given (predict_outcome's tool_name): the
+        # robot's acts on the world, the ones it did last first. Asking what a recall or a
+        # prediction will bring is no question about the world (the sim predicted the
+        # outcome of memory_recall, again and again).
+        acts = [as_tool_spec(t).name for t in tools if not getattr(t, 'introspection', False)]
+        done = [r.tool for r in reversed(list(g.recent)) if r.tool in acts]
+        self._tool_names = list(dict.fromkeys(done + acts)) or \
+            [as_tool_spec(t).name for t in tools]
         for tool in tools:
             spec = as_tool_spec(tool)
             schema = spec.input_schema or {}
@@ -905,6 +967,7 @@ class Chooser:
             c.goal = cfg.w_goal * min(2, len(words & goal_stems))
             if avoid and {_root(w) for w in content_words(c.phrase)} & avoid:
                 c.goal -= cfg.w_avoid
+                c.held = 'avoid'
             if settled and not c.introspective and id(c) not in effects and \
                     on_thing.get(id(c)) in goal_things:
                 # The goal is met: an act of unknown effect on its thing is no step towards
@@ -927,6 +990,7 @@ class Chooser:
                     not c.introspective:
                 asked_for[c.tool] = max(asked_for.get(c.tool, 0.0), c.goal)
                 c.goal -= cfg.w_avoid        # it hurt before (see `hurt_before`)
+                c.held = 'hurt'
                 held_back.add(id(c))
             speech = c.free_param not in ('', None, 'thought')
             if (c.tool, json.dumps(c.args, sort_keys=True)) in done_before or \

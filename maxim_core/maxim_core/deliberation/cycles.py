@@ -22,7 +22,7 @@ import uuid
 import jsonschema
 
 from maxim_core.deliberation.choice import (Chooser, FREE_TEXT_PARAMS, Grounding,
-                                            is_template, THOUGHT_GRAMMAR)
+                                            is_template, THOUGHT_GRAMMAR, why_chosen)
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline, Enrichment
 from maxim_core.deliberation.salience import jaccard, thought_salience, THOUGHT, WorkingMemorySet
@@ -89,6 +89,7 @@ class Thought:
     completion_tokens: int = 0
     attempts: int = 0
     choice: list = field(default_factory=list)    # candidates weighed, best first
+    why: str = ''               # why the choice won, in words (choice.why_chosen)
 
     @property
     def action_json(self) -> str:
@@ -507,7 +508,7 @@ class Deliberator:
                 enrichment_s=t_enriched - t0, llm_s=llm_s, cycle_s=self.clock() - t0,
                 prompt_tokens=completion.prompt_tokens,
                 completion_tokens=completion.completion_tokens, attempts=attempts,
-                choice=choice)
+                choice=choice, why=str(answer.get('why') or ''))
             res.thoughts.append(thought)
             res.cycles = cycle
             res.reasoning, res.action = text, thought.action
@@ -703,8 +704,11 @@ class Deliberator:
             res.completion_tokens += int(done.completion_tokens)
             res.inference_s += spent
             action = {'tool': best.tool, 'args': dict(best.args)} if best is not None else None
+            first = [best] if best is not None else [c for c in ranked if c.tool is None][:1]
             answer = {'reasoning': thought, 'ready_to_act': action is not None,
-                      'action': action}
+                      'action': action,
+                      'why': why_chosen(first + [c for c in ranked if c is not first[0]], g,
+                                        chooser.config)}
             done.prompt_tokens = tokens
             return answer, done, attempt + 1, llm_s, [c.as_dict() for c in ranked[:8]]
         assert last is not None

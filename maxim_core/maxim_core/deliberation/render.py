@@ -59,4 +59,6 @@ def render_thought_stream(thoughts: Iterable, width: int = 96) -> str:
             what = (f'{action["tool"]} {json.dumps(action.get("args", {}), sort_keys=True)}'
                     if action else 'no action')
             lines.append(f'  => {why}: {what}')
+        if getattr(t, 'why', ''):
+            lines += _wrap(str(t.why), width, '     ')
     return '\n'.join(lines)

@@ -108,10 +108,22 @@ def in_words(line: str) -> str:
 _TRACK_REF = re.compile(r'\s*\(#\d+\)|(?<=\()#\d+,\s*|\s#\d+\b')
 
 
+# How long attention has dwelt on its focus ("I am looking at the face for 0.6 s"): the
+# model copied the figure as a thought of its own ("0.6 s", "the face, 2s."). In words, it
+# still says whether the look is new or lasting.
+_DWELL = re.compile(r'\bfor (\d+(?:\.\d+)?) ?s\b(?=\s*(?:[.,;:)]|$))')
+
+
+def _dwell_words(m: re.Match) -> str:
+    seconds = float(m.group(1))
+    return 'for a moment' if seconds < 2 else 'for a while' if seconds < 10 else \
+        'for a long time'
+
+
 def one_line(text: str, limit: int = 300) -> str:
     """`text` on one line of at most `limit` characters (cut at a word), without track
-    numbers."""
-    text = ' '.join(_TRACK_REF.sub('', str(text)).split())
+    numbers, and durations in words."""
+    text = ' '.join(_DWELL.sub(_dwell_words, _TRACK_REF.sub('', str(text))).split())
     return text if len(text) <= limit else text[:limit].rsplit(' ', 1)[0] + ' ...'
 
 

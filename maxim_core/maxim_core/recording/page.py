@@ -29,6 +29,7 @@ figcaption { font-weight: bold; margin-bottom: .3em; }
 .thought.idle { border-color: #c5b0d5; } .thought.problem { border-color: #ff7f0e; }
 .head { color: #9467bd; font-weight: bold; } .dim { color: #777; } .src { color: #17becf; }
 .ok { color: #2ca02c; } .bad { color: #d62728; } .blocked { font-weight: bold; }
+.why { color: #2ca02c; }
 .cols { display: grid; grid-template-columns: 1fr 1fr; gap: 1.5em; }
 .broken { outline: 3px solid red; }
 pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
@@ -79,8 +80,12 @@ def thought_html(th: dict) -> str:
     tail = f'—— {esc(sources)} s={th["salience"]:.2f}'
     if th['ready_to_act'] and th['action_json']:
         tail += f' → {esc(_short(th["action_json"], 120))}'
+    elif th.get('why'):
+        tail += ' → waits'
     elif th['converged']:
         tail += ' (converged)'
+    if th.get('why'):
+        tail += f' <span class="why">{esc(_short(th["why"], 200))}</span>'
     experience = (f'<div class="dim">experience: {esc(_short(th["experience"], 400))}</div>'
                   if th['experience'] else '')
     return (f'<div class="thought{" idle" if idle else ""}" data-cycle="{th["cycle"]}">'

@@ -117,6 +117,7 @@ def load(path: str) -> Session:
                 'experience': m.experience, 'ready_to_act': bool(m.ready_to_act),
                 'converged': bool(m.converged), 'jaccard_previous': float(m.jaccard_previous),
                 'action_json': m.action_json, 'choice_json': getattr(m, 'choice_json', ''),
+                'why': getattr(m, 'why', ''),
                 'enrichment_s': float(m.enrichment_s),
                 'llm_s': float(m.llm_s), 'cycle_s': float(m.cycle_s),
                 'prompt_tokens': int(m.prompt_tokens),
