@@ -336,17 +336,19 @@ def test_an_argument_that_names_a_tool_is_given_a_tool():
     cands = CandidateBuilder().build([TRACK, predict], g)
     values = [c.args['tool_name'] for c in cands if c.tool == 'predict_outcome']
     assert values == ['track_target']
-    # An act on the world, the last one done first; not a recall or a prediction.
+    # An act on the world: not a recall or a prediction, not speech.
     from types import SimpleNamespace
     recall = SimpleNamespace(name='memory_recall', description='Recall.', introspection=True,
                              input_schema={'type': 'object', 'properties': {
                                  'query': {'type': 'string'}}, 'required': ['query']})
     move = ToolSpec('move', 'Move the head.', {'type': 'object', 'properties': {
         'direction': {'type': 'string'}}, 'required': ['direction']})
-    g.recent = [_act('move', {'direction': 'left'}), _act('memory_recall', {'query': 'ball'})]
-    cands = CandidateBuilder().build([recall, TRACK, predict, move], g)
+    respond = ToolSpec('respond', 'Reply.', {'type': 'object', 'properties': {
+        'text': {'type': 'string'}}, 'required': ['text']})
+    g.recent = [_act('respond', {'text': 'hi'}), _act('memory_recall', {'query': 'ball'})]
+    cands = CandidateBuilder().build([recall, respond, TRACK, predict, move], g)
     values = [c.args['tool_name'] for c in cands if c.tool == 'predict_outcome']
-    assert values == ['move', 'track_target']
+    assert values == ['track_target', 'move']
 
 
 def test_looking_around_does_not_make_a_failed_act_worth_retrying():
@@ -961,3 +963,15 @@ def test_a_choice_says_why_it_won_from_its_weighing():
     assert why_chosen([wait, look('cup', relevance=0.1)], Grounding(), cfg) == \
         'because my last acts brought nothing new'
     assert why_chosen([], Grounding(), cfg) == ''
+
+
+def test_memory_answers_a_question_with_the_value_named_closest_to_its_word():
+    """The robot's own thought, recalled with the moment a person gave their name, put
+    'life' beside 'ada' in one line; asked "What is my name?", it answered "life"."""
+    from maxim_core.deliberation.choice import Grounding, tied_to
+    recalled = ['1 min ago: The user says: "Hello Maxim, my name is Ada." You cannot track '
+                'a person without him in your life.']
+    g = Grounding(percept='I see 1 face.', heard='Do you remember me? What is my name?',
+                  recalled=recalled, name='Maxim')
+    assert tied_to(['life', 'person', 'ada'], g, 'What is my name?') == \
+        ['ada', 'person', 'life']

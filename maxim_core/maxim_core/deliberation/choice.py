@@ -88,6 +88,7 @@ _FRAME_WORDS = frozenset('worked failed fails succeeds succeeded confidence epis
                          'success successes successful failure failures '
                          'steady stable'.split())
 _HEX = re.compile(r'^[a-f]{5,}$')
+_NAMES_TOOL = re.compile(r'(^|_)tool(_|$)')          # a parameter that names a tool
 
 
 def memory_content(line: str) -> str:
@@ -293,8 +294,24 @@ def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
              if words & {_stem(w) for w in content_words(memory_content(ln))}]
     here = {_stem(w) for w in content_words(
         f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name}')}
-    return [v for v in values if _stem(v.lower()) not in here | words and any(
+    tied = [v for v in values if _stem(v.lower()) not in here | words and any(
         re.search(rf'\b{re.escape(v.lower())}\b', ln) for ln in lines)]
+    order = {v: i for i, v in enumerate(tied)}
+
+    # The value told soonest after the question's word first ("my name is Ada ... in your
+    # life": 'ada' answers "what is my name?", not 'life'; "the caretaker told me the
+    # password ... is swordfish": 'swordfish'); one told before it only after those.
+    def distance(v: str) -> int:
+        best = 10 ** 6
+        first = (v.lower().split() or [''])[0]
+        for ln in lines:
+            toks = re.findall(r"[a-z0-9']+", ln)
+            at = [i for i, t in enumerate(toks) if _stem(t) in words]
+            for i, t in enumerate(toks):
+                if t == first:
+                    best = min([best] + [i - j if i > j else 1000 + j - i for j in at])
+        return best
+    return sorted(tied, key=lambda v: (distance(v), order[v]))
 
 
 def tied_first(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
@@ -694,6 +711,12 @@ def why_chosen(ranked: Sequence[Candidate], g: Grounding,
     return f'{why}; {held}' if held else why
 
 
+def _speaks(spec) -> bool:
+    """A tool whose required argument is free text to say (respond, say)."""
+    schema = spec.input_schema or {}
+    return any(k in FREE_TEXT_PARAMS and k != 'thought' for k in schema.get('required') or ())
+
+
 class CandidateBuilder:
     """Candidate actions for the active tools, their arguments from the grounding."""
 
@@ -716,13 +739,15 @@ class CandidateBuilder:
                 commands.append(c)
         out: list[Candidate] = []
         # What an argument that names a tool is given (predict_outcome's tool_name): the
-        # robot's acts on the world, the ones it did last first. Asking what a recall or a
+        # robot's acts on the world, in the order it has them. Asking what a recall or a
         # prediction will bring is no question about the world (the sim predicted the
-        # outcome of memory_recall, again and again).
-        acts = [as_tool_spec(t).name for t in tools if not getattr(t, 'introspection', False)]
-        done = [r.tool for r in reversed(list(g.recent)) if r.tool in acts]
-        self._tool_names = list(dict.fromkeys(done + acts)) or \
-            [as_tool_spec(t).name for t in tools]
+        # outcome of memory_recall, again and again); nor is speech, whose name the model
+        # finds likely wherever the diary tells a reply ('predict outcome respond' won over
+        # the answer a person asked for). The acts done last are not put first, for the
+        # same reason: the diary tells them.
+        acts = [as_tool_spec(t).name for t in tools if not getattr(t, 'introspection', False)
+                and not _speaks(as_tool_spec(t))]
+        self._tool_names = acts or [as_tool_spec(t).name for t in tools]
         for tool in tools:
             spec = as_tool_spec(tool)
             schema = spec.input_schema or {}
@@ -762,7 +787,7 @@ class CandidateBuilder:
             # A word of memory's alone is an utterance only as the answer to a question:
             # what memory links to what was asked ("Password?" -> swordfish).
             question = ' '.join(re.findall(r'[^.!?]*\?', g.heard))
-            linked = tied_to(g.memory_terms(6), g, question) if question else []
+            linked = tied_to(g.memory_terms(12), g, question) if question else []
             for term in linked[:2]:
                 out.append(Candidate(name, {key: term}, _phrase(name, {key: term}),
                                      ('memory', 'speech')))
@@ -792,7 +817,7 @@ class CandidateBuilder:
     def _values(self, key: str, prop: dict, pool: list[str], commands: list[str],
                 owner: str = '', g: Grounding | None = None) -> list[str]:
         limit = int(prop.get('maxLength', 200) or 200)
-        if re.search(r'(^|_)tool(_|$)', key):       # an argument that names a tool: a tool
+        if _NAMES_TOOL.search(key):       # an argument that names a tool: a tool
             return [n for n in getattr(self, '_tool_names', [])
                     if n != owner][:self.config.values_per_param]
         values = []
@@ -980,8 +1005,11 @@ class Chooser:
                 c.need = cfg.w_need
             if c.tool not in own_tools and (_words(c.tool) in recalled or c.tool in recalled):
                 c.memory = cfg.w_memory     # not the robot's own recent act remembered
+            # (A tool's name is no thing memory links to what is asked: 'respond worked'
+            # made 'predict outcome respond' win over the reply a person asked for.)
             values = [v.lower() for k, v in c.args.items()
                       if isinstance(v, str) and len(v) >= 3 and k not in FREE_TEXT_PARAMS
+                      and not _NAMES_TOOL.search(k)
                       or k in FREE_TEXT_PARAMS and v and 'memory' in c.sources]
             if any(re.search(rf'\b{re.escape(v)}\b', ln) for v in values for ln in linked
                    if _stem(v) not in asked):
