@@ -955,8 +955,17 @@ def test_a_choice_says_why_it_won_from_its_weighing():
     # Nothing in its favour: it won because what would have beaten it was just done.
     again = look('red ball', relevance=1.0, habit=cfg.habit_done)
     again.total -= again.habit
-    assert why_chosen([look('cup', relevance=-0.2), again], Grounding(), cfg) == \
-        'because nothing else fits better; not look at red ball again'
+    assert why_chosen([look('cup', relevance=-0.2), again],
+                      Grounding(recent=[_act('track_target', {'target_label': 'red ball'})]),
+                      cfg) == 'because nothing else fits better; not look at red ball again'
+    # Not "again" when it was not done: a recall of what the moment just told.
+    recall = Candidate('memory_recall', {'query': 'red ball'}, 'memory recall red ball',
+                       ('grounded',), introspective=True)
+    recall.relevance, recall.habit = 1.0, cfg.habit_dull / 2
+    recall.total = cfg.w_relevance * recall.relevance - recall.habit
+    assert why_chosen([look('cup', relevance=0.8), recall], Grounding(), cfg) == \
+        'because it follows from what I think; not memory recall red ball, which the ' \
+        'moment already tells'
     # Waiting says why too: nothing new came of the last acts.
     wait = Candidate(None, {}, WAIT)
     wait.total = cfg.effort * 2

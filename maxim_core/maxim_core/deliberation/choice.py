@@ -703,7 +703,10 @@ def why_chosen(ranked: Sequence[Candidate], g: Grounding,
                  if c.held and c.tool is not None and c.total + config.w_avoid > best.total),
                 '')
     if not held:
-        held = next((f'not {c.phrase} again' for c in ranked[1:]
+        done = {r.tool for r in g.recent}
+        held = next((f'not {c.phrase} again' if c.tool in done else
+                     f'not {c.phrase}, which the moment already tells' if c.introspective else
+                     f'not {c.phrase}, which is so already' for c in ranked[1:]
                      if c.habit > 0 and c.tool is not None
                      and c.total + c.habit > best.total), '')
     if not why:
