@@ -890,6 +890,11 @@ def test_the_diary_tells_what_memory_knows_in_words_not_its_bookkeeping():
     assert in_words('"track target" (action, confidence=0.72)') == ''
     assert in_words('"red object" (object, confidence=0.60, 1 episodes)') == \
         'the red object, seen once'
+    # A line memory cut to nothing but its name tells nothing ("I remember: the green
+    # object, ..." was in a sim's diary).
+    assert in_words('"green object" (object, confidence=0.90): ...') == ''
+    assert in_words('"green object" (object, confidence=0.90, 3 episodes): ...') == \
+        'the green object, seen a few times'
     assert in_words('"red trend" (math:PATTERN, confidence=0.87): red object salience rising:'
                     ' mean=0.62, std=0.12 (n=30)') == 'the red trend, red object salience rising'
     assert in_words('"cup" (object, confidence=0.70): part_of kitchen') == \

@@ -91,7 +91,7 @@ def in_words(line: str) -> str:
         for _ in range(3):
             rest = _EMPTY.sub('', rest)
         rest = ' '.join(rest.split()).strip(' ,;:')
-        if rest:
+        if rest and rest.strip(' .…,;:'):      # not only memory's cut ('...')
             parts.append(rest)
         if len(parts) == 1:
             return ''
