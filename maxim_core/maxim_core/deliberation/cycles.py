@@ -704,11 +704,12 @@ class Deliberator:
             res.completion_tokens += int(done.completion_tokens)
             res.inference_s += spent
             action = {'tool': best.tool, 'args': dict(best.args)} if best is not None else None
+            # What was done (or the wait) first: `best` may be a later candidate than the top
+            # one when the top one had nothing worth saying.
             first = [best] if best is not None else [c for c in ranked if c.tool is None][:1]
+            order = first + [c for c in ranked if all(c is not f for f in first)]
             answer = {'reasoning': thought, 'ready_to_act': action is not None,
-                      'action': action,
-                      'why': why_chosen(first + [c for c in ranked if c is not first[0]], g,
-                                        chooser.config)}
+                      'action': action, 'why': why_chosen(order, g, chooser.config)}
             done.prompt_tokens = tokens
             return answer, done, attempt + 1, llm_s, [c.as_dict() for c in ranked[:8]]
         assert last is not None
