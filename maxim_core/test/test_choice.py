@@ -9,9 +9,9 @@ from maxim_core.deliberation.choice import (CandidateBuilder, ChoiceConfig, Choo
                                             command_spans, Grounding, is_template, RecentAct,
                                             WAIT)
 from maxim_core.deliberation.cycles import DeliberationConfig
-from maxim_core.llm.backend import LLMError, ScriptedBackend
+from maxim_core.llm.backend import LLMError, ScriptedBackend, STOP_CANCELLED
 from maxim_core.mind import EventSink, Mind, MindConfig
-from maxim_core.prompt.diary import copied_run, Diary, DiaryEntry, FIXED_TEXT
+from maxim_core.prompt.diary import copied_run, Diary, DiaryEntry, FIXED_TEXT, OPENINGS, restated
 from maxim_core.prompt.tools import ToolSpec
 
 TRACK = ToolSpec('track_target', 'Follow a target.', {
@@ -989,3 +989,162 @@ def test_memory_answers_a_question_with_the_value_named_closest_to_its_word():
                   recalled=recalled, name='Maxim')
     assert tied_to(['life', 'person', 'ada'], g, 'What is my name?') == \
         ['ada', 'person', 'life']
+
+
+# -- a thought that only says again what the diary says is written again from an opening --
+SEEN = 'A red ball rolls across the table and stops next to the blue cup.'
+
+
+def test_restated_is_the_share_of_word_runs_the_diary_holds():
+    assert restated('A red ball rolls across the table.', SEEN) == 1.0
+    assert restated('I see a red ball, it rolls across the table.', SEEN) == 3 / 8
+    assert restated('I want to look at the red ball.', SEEN) == 0.0
+    assert restated('yes', SEEN) == 1.0                 # too short to add anything
+    assert restated('', SEEN) == 1.0
+    # The openings are the diary's fixed text: the copy measure knows them.
+    assert set(OPENINGS) <= set(FIXED_TEXT)
+    assert Diary(percept=SEEN).think_prompt('I want to').endswith('I think: I want to')
+
+
+def test_a_thought_names_something_known_or_is_made_up():
+    g = Grounding(percept=SEEN, objects=['red ball'], heard='Where is the lamp?',
+                  recalled=['"cup" (object, confidence=0.90, 3 episodes): related_to kitchen'])
+    assert g.names_known('I want to look at the ball.')
+    assert g.names_known('I wonder what the lamp is.')         # heard
+    assert g.names_known('The kitchen had one like it.')       # recalled
+    assert not g.names_known('I want to go to the park.')
+    assert not g.names_known('to the right, straight ahead.')     # where, not what
+
+
+class Drafts(ScriptedBackend):
+    """A scripted model that writes each thought draft by its opening, and keeps how each
+    ended."""
+
+    def __init__(self, drafts, scorer):
+        self.scored = []
+
+        def score(prompt, cont):
+            self.scored.append(prompt)
+            return scorer(prompt, cont)
+        super().__init__(self._answer, scorer=score)
+        self.drafts = drafts
+        self.ends = []
+
+    def _answer(self, prompt):
+        for opening, text in self.drafts.items():
+            if prompt.endswith(f'I think:{" " + opening if opening else ""}'):
+                return text
+        return 'nothing'
+
+    def complete(self, prompt, **kw):
+        done = super().complete(prompt, **kw)
+        if prompt.rstrip().endswith(tuple(f'I think: {o}' for o in OPENINGS) + ('I think:',)):
+            self.ends.append((prompt.rsplit('I think:', 1)[1].strip(), done.stop_reason,
+                              done.text))
+        return done
+
+
+def _drafted(drafts, **choice):
+    backend = Drafts(drafts, keyed_scorer({'track target red ball': -1.0, WAIT: -6.0}))
+    events = Events()
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1), use_grammar=False,
+                           choice=ChoiceConfig(**choice)),
+                model=backend, fear=Fear(), body=Head(), events=events)
+    try:
+        step = mind.step(Percept(SEEN, 'p1', 'vision', objects=['red ball'], salience=0.9),
+                         force=True)
+    finally:
+        mind.close()
+    return step, backend, events
+
+
+def test_a_draft_that_restates_the_percept_is_given_up_and_written_again_with_an_intention():
+    step, backend, events = _drafted({'': f' {SEEN} I see it.',
+                                      'I want to': ' look at the red ball closely.'})
+    assert events.thoughts[0].text == 'I want to look at the red ball closely.'
+    assert step.loop.run.tool == 'track_target'
+    first, second = backend.ends
+    # The restating draft was cut once its first 8 words were the percept's.
+    assert first[0] == '' and first[1] == STOP_CANCELLED
+    assert len(first[2].split()) <= 9
+    assert second[0] == 'I want to' and second[1] != STOP_CANCELLED
+    # The decision read the thought that was kept, and only that one.
+    decided = [p for p in backend.scored if p.endswith('So I') and p != 'So I']
+    assert decided and all(p.endswith('I think: I want to look at the red ball closely.\nSo I')
+                           for p in decided)
+
+
+def test_a_thought_of_its_own_is_kept_at_once():
+    step, backend, events = _drafted({'': ' The ball stopped; maybe the cup is in its way.'})
+    assert events.thoughts[0].text == 'The ball stopped; maybe the cup is in its way.'
+    assert len(backend.ends) == 1
+
+
+def test_when_every_draft_fails_the_least_restating_one_that_names_something_is_kept():
+    # Short enough never to be cut; the intention names nothing known; the question is empty.
+    step, backend, events = _drafted({'': ' A red ball rolls across the table.',
+                                      'I want to': ' go to the park.', 'I wonder what': ' '})
+    assert events.thoughts[0].text == 'A red ball rolls across the table.'
+    assert [e[0] for e in backend.ends] == ['', 'I want to', 'I wonder what']
+    # The last draft is never cut short, whatever it says.
+    step, backend, events = _drafted({'': f' {SEEN}', 'I want to': f' {SEEN}',
+                                      'I wonder what': f' {SEEN}'})
+    assert backend.ends[-1][1] != STOP_CANCELLED
+    assert backend.ends[0][1] == STOP_CANCELLED
+
+
+def test_one_draft_is_the_old_behaviour():
+    step, backend, events = _drafted({'': ' A red ball rolls across the table.'},
+                                     thought_drafts=1)
+    assert events.thoughts[0].text == 'A red ball rolls across the table.'
+    assert len(backend.ends) == 1
+
+
+def test_the_diary_lines_the_model_goes_on_to_write_are_not_its_thought_or_its_words():
+    from maxim_core.prompt.diary import own_words
+    assert own_words('I want to look at the red object. I did: track target red object, '
+                     '(habitually) - I see 2 objects') == 'I want to look at the red object.'
+    assert own_words('I remember: the green object, seen many times') == \
+        'the green object, seen many times'
+    assert own_words('so many colors. result: track_target worked') == 'so many colors.'
+    assert own_words('Now I notice: I think: ') == ''
+    assert is_template('I think: I want to look at the red object.')
+    assert not is_template('I think I want to look at the red object.')
+    # A reply the model began with a label says what comes after it, or nothing.
+    step, backend, events = _drafted({'': ' The ball stopped; maybe the cup is in its way. '
+                                          'Result: tracking red ball'})
+    assert events.thoughts[0].text == 'The ball stopped; maybe the cup is in its way.'
+
+
+def test_where_the_percept_says_a_thing_is_is_no_word_to_search_memory_for():
+    g = Grounding(percept='I see a red ball, to my left.',
+                  recalled=['just now: I see 1 object: a green cup, above to my right, '
+                            'familiar; track_target worked', 'the lamp, straight ahead'])
+    terms = g.memory_terms(8)
+    assert 'cup' in terms and 'lamp' in terms
+    assert not {'above', 'ahead', 'straight', 'familiar'} & set(terms)
+
+
+def test_a_measured_figures_name_is_no_word_to_search_memory_for():
+    g = Grounding(percept='I see a green object.', recalled=[
+        '"green object" (object, confidence=0.99, 52 episodes): RELATED_TO orange object; '
+        'stats: mean_salience=0.452, success_rate=1.0'])
+    terms = g.memory_terms(8)
+    assert 'orange' in terms
+    assert not {'success', 'mean', 'salience', 'rate'} & set(terms)
+
+
+def test_a_concept_line_memory_cut_before_it_said_more_than_its_name_is_left_out():
+    from maxim_core.prompt.diary import in_words
+    assert in_words('"orange object" (object, ...') == ''
+    assert in_words('"orange object" (object, confidence=0.99, 5...') == ''
+    assert in_words('"face" (person, confidence=0.99, 360 episodes): related_to red object') \
+        == 'the face, seen many times, with red object'
+
+
+def test_a_persons_words_taken_up_are_listening_not_restating():
+    heard = 'Look further to the left again, please.'
+    assert restated('They ask me to look further to the left again.', heard) >= 0.5
+    assert restated('They ask me to look further to the left again.', heard, own=heard) == 0
+    step, backend, events = _drafted({'': f' {SEEN}'})
+    assert len(backend.ends) == 3          # the percept said again: written again

@@ -152,3 +152,44 @@ def test_candidates_side_by_side_score_as_one_at_a_time_and_leave_only_the_promp
         assert a == pytest.approx(b, abs=0.5)
     order = sorted(range(6), key=lambda i: -alone.logprobs[i])
     assert sorted(range(6), key=lambda i: -side.logprobs[i])[0] == order[0]
+
+
+SCENES = [
+    ('I see 1 face and 2 objects: a face, straight ahead, new; a red object, to my left, new; '
+     'an orange object, below to my right. I am looking at the face for a moment. Next: the '
+     'red object (most novel).', ['face', 'red object', 'orange object']),
+    ('I see 2 objects: a green object, to my left; an orange object, straight ahead, moving. '
+     'I am looking at the green object for a moment.', ['green object', 'orange object']),
+    ('I see 3 objects: a blue object, to my right, new; a green object, straight ahead, '
+     'familiar; a red object, to my left. I am looking at the blue object for a moment.',
+     ['blue object', 'green object', 'red object']),
+    ('I see 1 object: a yellow object, above to my left, moving, new. I am looking at the '
+     'yellow object for a moment.', ['yellow object']),
+]
+
+
+def test_the_thoughts_on_the_real_model_say_more_than_the_percept(backend):
+    """The small model's first draft mostly says the percept again; a draft that does is
+    written again from an opening (an intention, a question), so most thoughts the robot
+    keeps are more than what it was told, and each still names something it knows."""
+    from maxim_core.prompt.diary import restated
+    kept = []
+    for seed in (1, 2):
+        events = Events()
+        mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1, seed=seed)),
+                    model=backend, fear=Fear(), body=Head(), events=events)
+        try:
+            for i, (text, objects) in enumerate(SCENES):
+                mind.step(Percept(text, f'p{i}', 'vision', objects=objects, salience=0.9),
+                          force=True)
+        finally:
+            mind.close()
+        kept += [(t.text, text) for t, (text, _) in
+                 zip([t for t in events.thoughts if t.status == 0 and t.kind == 0], SCENES)]
+    assert len(kept) >= 6, kept
+    said_again = [t for t, seen in kept if restated(t, seen) >= 0.5]
+    assert len(said_again) <= len(kept) // 3, said_again
+    for t, seen in kept:
+        assert not is_template(t) and not copies(t), t
+        g = Grounding(percept=seen)
+        assert g.names_known(t), t

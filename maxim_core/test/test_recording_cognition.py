@@ -1,4 +1,5 @@
-"""The run figures bench/cognition reports: copy rate, named rate, grounded arguments."""
+"""The run figures bench/cognition reports: copy rate, named rate, restated rate, grounded
+arguments."""
 
 import json
 
@@ -37,6 +38,22 @@ def test_named_grounded_and_copied_thoughts_are_counted():
     assert out['actions'] == 3 and out['actions_per_min'] == 3.0
     assert out['args'] == 3 and abs(out['grounded_arg_rate'] - 2 / 3) < 1e-9
     assert out['ungrounded'] == ["examine target='<your target>'"]
+    assert out['restated'] == ['Something.'] and out['restated_rate'] == 0.25   # says nothing
+
+
+def test_a_thought_that_says_again_the_percept_a_memory_or_an_earlier_thought_is_restated():
+    percepts = [{'t': 0.0, 'labels': ['red ball'],
+                 'narrative': 'I see 1 object: a red ball, to my left, new.'}]
+    thoughts = [
+        thought(1.0, 'I see 1 object: a red ball, to my left.'),                # the percept
+        thought(2.0, 'I want to know where the red ball rolls.'),               # its own
+        thought(3.0, 'the cup was under the table', experience='- Memory: the cup was '
+                'under the table'),                                         # a memory line
+        thought(4.0, 'I want to know where the red ball rolls.'),       # an earlier thought
+    ]
+    out = analyse(thoughts, percepts, duration_s=60.0)
+    assert out['restated_rate'] == 0.75
+    assert out['restated'] == [thoughts[0]['text'], thoughts[2]['text'], thoughts[3]['text']]
 
 
 def test_a_cycles_model_calls_are_those_within_its_span():

@@ -43,7 +43,7 @@ import math
 import re
 from typing import Any, Callable, Mapping, Sequence
 
-from maxim_core.prompt.diary import copied_run, Diary, FIXED_TEXT
+from maxim_core.prompt.diary import copied_run, Diary, FIXED_TEXT, has_label, own_words
 from maxim_core.prompt.tools import as_tool_spec
 
 # Parameters whose value is free text written by the model.
@@ -86,15 +86,24 @@ _FRAME_WORDS = frozenset('worked failed fails succeeds succeeded confidence epis
                          # the words of an outcome, not what it was about: the robot searched
                          # its memory for "success"
                          'success successes successful failure failures '
-                         'steady stable'.split())
+                         'steady stable '
+                         # where and how the percept tells a thing is, not what it is: the
+                         # robot searched its memory for "above" and for "ahead"
+                         'above below ahead straight familiar novel habituated'.split())
 _HEX = re.compile(r'^[a-f]{5,}$')
+# A measured figure ('success_rate=1.0', 'mean_salience=0.452'): its name is what memory
+# measured, not a thing; split at the underscore, the robot searched its memory for
+# "success".
+_FIGURE = re.compile(r'\S*=\S*')
+# Where a thing is, not a thing: a thought of nothing but "to the right" names nothing.
+_WHERE = frozenset('left right above below ahead straight front back top bottom side'.split())
 _NAMES_TOOL = re.compile(r'(^|_)tool(_|$)')          # a parameter that names a tool
 
 
 def memory_content(line: str) -> str:
     """A recalled line without memory's frame: '2 min ago: a red ball; track_target worked
     (value 0.8, confidence 0.6)' -> 'a red ball; track_target'."""
-    text = _FRAME.sub(' ', line or '')
+    text = _FIGURE.sub(' ', _FRAME.sub(' ', line or ''))
     return ' '.join(w for w in text.split() if w.lower().strip('.,;:') not in _FRAME_WORDS
                     and not _HEX.match(w.lower().strip('.,;:')))
 
@@ -410,8 +419,10 @@ def quoted_spans(text: str) -> list[str]:
 
 
 def is_template(text: str) -> bool:
-    """Template or instruction text: slot markers, braces, or a run of the prompt's labels."""
-    return bool(_TEMPLATE.search(text or '')) or bool(copied_run(text or '', FIXED_TEXT, 4))
+    """Template or instruction text: slot markers, braces, a label of the diary ("I think:",
+    "Result:"), or a run of the prompt's labels."""
+    return bool(_TEMPLATE.search(text or '')) or has_label(text or '') \
+        or bool(copied_run(text or '', FIXED_TEXT, 4))
 
 
 @dataclass
@@ -494,6 +505,16 @@ class Grounding:
                     found.append(w)
         return found[:limit]
 
+    def names_known(self, text: str) -> bool:
+        """Whether `text` names something the robot perceives, was told or recalls (a
+        content word of the percept, what was heard, the goal, a name in view, or a recalled
+        line): a thought of nothing it knows ("I want to go to the park") is made up."""
+        known = {_stem(w) for w in content_words(
+            ' '.join([self.percept, self.heard, self.goal, *self.names()]
+                     + [memory_content(line) for line in self.recalled]))
+                 if w not in _WHERE and w not in _FRAME_WORDS}
+        return any(_stem(w) in known for w in content_words(text))
+
     def terms(self, limit: int = 4, exclude: Sequence[str] = ()) -> list[str]:
         """Content words of what a person said, the percept (not a tool's own result: what
         the robot did is no news about the world) and the goal."""
@@ -565,12 +586,25 @@ class ChoiceConfig:
     thought_max_tokens: int = 40
     say_max_tokens: int = 30
     temperature: float = 0.7
+    # A thought is written again, begun with the next of the diary's OPENINGS, when the
+    # draft only says again what the diary says: `restate_limit` or more of its word runs
+    # are in the diary (prompt.diary.restated). At most `thought_drafts` drafts a cycle; a
+    # draft is given up as soon as its first `restate_words` words are `restate_abort`
+    # restated (the rest of it would cost time for nothing). The last draft is never cut.
+    thought_drafts: int = 3
+    restate_limit: float = 0.5
+    restate_words: int = 8
+    restate_abort: float = 0.8
 
     def __post_init__(self):
         if self.max_candidates < 2 or self.values_per_param < 1:
             raise ValueError('choice needs max_candidates >= 2 and values_per_param >= 1')
         if self.thought_max_tokens < 4 or self.say_max_tokens < 2:
             raise ValueError('thought_max_tokens >= 4 and say_max_tokens >= 2')
+        if self.thought_drafts < 1 or not 0 < self.restate_limit <= 1 \
+                or not 0 < self.restate_abort <= 1 or self.restate_words < 3:
+            raise ValueError('thought_drafts >= 1, restate_limit and restate_abort within '
+                             '(0, 1], restate_words >= 3')
 
 
 def _words(name: str) -> str:
@@ -1144,7 +1178,7 @@ class Chooser:
                                      temperature=cfg.temperature, top_p=0.95, top_k=40,
                                      repeat_penalty=1.1, seed=seed, stop=['"'],
                                      grammar=SAY_GRAMMAR)
-        text = ' '.join(done.text.split()).strip()
+        text = own_words(done.text)
         if not text or is_template(text) or any(same_words(text, s) for s in said):
             return ''
         return text

@@ -29,7 +29,7 @@ from maxim_core.deliberation.salience import jaccard, thought_salience, THOUGHT,
 from maxim_core.llm.backend import (BAD_REQUEST, Backend, CANCELLED, LLMError, STOP_CANCELLED,
                                     TIMEOUT)
 from maxim_core.prompt.builder import BuiltPrompt, PromptBudgetError, PromptBuilder
-from maxim_core.prompt.diary import Diary, strip_reason
+from maxim_core.prompt.diary import Diary, OPENINGS, own_words, restated, strip_reason
 from maxim_core.prompt.tools import as_tool_spec, normalize_schema, ToolSpecError
 
 # Thought.msg KIND_* and STATUS_*.
@@ -650,16 +650,7 @@ class Deliberator:
                     if exc.code == BAD_REQUEST:
                         raise _CannotScore(exc.message) from exc
                     raise
-                done = self.backend.complete(
-                    diary.think_prompt(), max_tokens=chooser.config.thought_max_tokens,
-                    temperature=chooser.config.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
-                    repeat_penalty=cfg.repeat_penalty, seed=seed, stop=['\n'],
-                    grammar=THOUGHT_GRAMMAR, on_token=lambda _piece: not cancelled())
-                if done.stop_reason == STOP_CANCELLED:
-                    raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
-                thought = ' '.join(done.text.split())
-                if not thought or is_template(thought):
-                    raise ValueError(f'the thought is empty or template text: {thought!r}')
+                thought, done = self._write_thought(diary, g, seed, cancelled)
                 if cancelled():
                     raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
                 forming(thought, llm_s + self.clock() - t0)
@@ -714,6 +705,59 @@ class Deliberator:
             return answer, done, attempt + 1, llm_s, [c.as_dict() for c in ranked[:8]]
         assert last is not None
         raise last
+
+    def _write_thought(self, diary: Diary, g, seed: int, cancelled) -> tuple[str, Any]:
+        """The cycle's thought: the model continues the diary's open line "I think:". A
+        draft that only says again what the diary says (`restated`: the percept or a memory
+        line in its own words, the small model's habit; a person's words taken up are not
+        counted) or names nothing the robot knows is
+        written again, begun with the next of OPENINGS ("I want to", "I wonder what"), within
+        `thought_drafts`. The first draft that adds something and names something known is
+        the thought; else the one that restates least among those that name something.
+        Returns (thought, the completion with every draft's tokens counted)."""
+        cfg, ch = self.config, self.chooser.config
+        head = diary.head()
+        openings = [''] + list(OPENINGS)
+        n = min(ch.thought_drafts, len(openings))
+        drafts: list[tuple[tuple, str]] = []
+        prompt_tokens = completion_tokens = 0
+        done = None
+        for i in range(n):
+            opening, last = openings[i], i == n - 1
+            text = [opening]
+
+            def on_token(piece: str, text=text, last=last) -> bool:
+                if cancelled():
+                    return False
+                text[0] += piece
+                # Whole words only, so a replayed run (tokens as words) stops where it did.
+                words = text[0].split() if text[0][-1:].isspace() else text[0].split()[:-1]
+                return last or len(words) < ch.restate_words or \
+                    restated(' '.join(words), head, own=g.heard) < ch.restate_abort
+            done = self.backend.complete(
+                diary.think_prompt(opening), max_tokens=ch.thought_max_tokens,
+                temperature=ch.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
+                repeat_penalty=cfg.repeat_penalty, seed=seed, stop=['\n'],
+                grammar=THOUGHT_GRAMMAR, on_token=on_token)
+            prompt_tokens += int(done.prompt_tokens)
+            completion_tokens += int(done.completion_tokens)
+            if cancelled():
+                raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
+            if done.stop_reason == STOP_CANCELLED:       # given up: it was restating
+                continue
+            thought = own_words(f'{opening} {done.text}')
+            if not thought or thought == opening or is_template(thought):
+                continue
+            named, again = g.names_known(thought), restated(thought, head, own=g.heard)
+            if named and again < ch.restate_limit:
+                drafts = [((False, again), thought)]
+                break
+            drafts.append(((not named, again), thought))
+        if not drafts:
+            raise ValueError(f'no thought of {n} draft(s) was more than empty, template or '
+                             f'restated text (the last: {done.text if done else ""!r})')
+        done.prompt_tokens, done.completion_tokens = prompt_tokens, completion_tokens
+        return min(drafts, key=lambda d: d[0])[1], done
 
     def _fail(self, res: DeliberationResult, failure: _Failure, cycle: int, cap: int,
               t0: float, on_thought, entries) -> DeliberationResult:

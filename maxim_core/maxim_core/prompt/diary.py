@@ -35,9 +35,40 @@ LABELS = {
     'decide': DECIDE_CUE,
     'say': SAY_CUE,
 }
-# The prompt's fixed text (labels with the name left out): what the copy measure compares
-# thoughts and arguments against.
-FIXED_TEXT = tuple(v.replace('{name}', '').strip() for v in LABELS.values())
+# How a thought may begin when the model's own draft only said again what the diary says
+# (see `restated`): an intention, then a question. They are the stances a mind takes to what
+# it notices (what it wants of it, what it does not know of it); the model writes the rest.
+OPENINGS = ('I want to', 'I wonder what')
+# The prompt's fixed text (labels with the name left out, and the openings): what the copy
+# measure compares thoughts and arguments against.
+FIXED_TEXT = tuple(v.replace('{name}', '').strip() for v in LABELS.values()) + OPENINGS
+
+# The diary's labels that open a line ("I did:", "Result:", "Now I notice:" ...): in a
+# thought or a reply they are the model writing the diary's next line, not its own words.
+_LINE_LABELS = re.compile('|'.join(re.escape(v.replace('{name}', '').strip().rstrip('"').strip())
+                                   for v in LABELS.values() if v.rstrip('" ').endswith(':')),
+                          re.IGNORECASE)
+
+
+def own_words(text: str) -> str:
+    """`text` without the diary lines the model went on to write: cut where a label of the
+    diary begins ("I want to look at it. I did: track target ..." -> "I want to look at
+    it."), a label it began with left out ("I remember: the green object" -> "the green
+    object")."""
+    text = ' '.join(str(text).split())
+    while True:
+        m = _LINE_LABELS.match(text)
+        if not m:
+            break
+        text = text[m.end():].lstrip()
+    m = _LINE_LABELS.search(text)
+    return (text[:m.start()] if m else text).strip(' -;,')
+
+
+def has_label(text: str) -> bool:
+    """Whether `text` holds a label of the diary ("I think:", "Result:" ...)."""
+    return bool(_LINE_LABELS.search(text or ''))
+
 
 # The trailing reason, also when memory cut it short before its closing bracket.
 _WHY = re.compile(r'\s*\[[^\[\]]*\]?\s*$')
@@ -54,6 +85,7 @@ def strip_reason(line: str) -> str:
 # about the world. The diary says what the line knows in words.
 _CONCEPT = re.compile(r'^"(?P<name>[^"]{1,80})" \((?P<kind>[^,()]{1,40})'
                       r'(?:, confidence=[-+\d.]+)?(?:, (?P<n>\d+) episodes?)?\)(?P<rest>.*)$')
+_CUT_CONCEPT = re.compile(r'^"[^"]{1,80}" \([^()]*$')
 _STATS = re.compile(r';\s*stats:.*$')
 _KEY_VALUE = re.compile(r'\b[a-z_]+=[-+\d.e]+%?')
 # A fit's figures ('(R^2=0.00, slope=+0.000/hour, n=6)') and any other 'key=value' token.
@@ -79,6 +111,8 @@ def in_words(line: str) -> str:
     answered by staying still.
     Other lines keep their words."""
     text = line.strip()
+    if _CUT_CONCEPT.match(text):     # cut by memory before it said more than its name
+        return ''
     m = _CONCEPT.match(text)
     if m:
         if m['kind'].strip().lower() == 'goal_term':
@@ -212,9 +246,10 @@ class Diary:
             lines.append(f'{THINK_CUE} {one_line(text, 240)}')
         return '\n'.join(lines)
 
-    def think_prompt(self) -> str:
-        """The head and the open thought line: the model writes the next thought."""
-        return f'{self.head()}\n{THINK_CUE}'
+    def think_prompt(self, opening: str = '') -> str:
+        """The head and the open thought line (begun with `opening`, one of OPENINGS, when
+        given): the model writes the next thought."""
+        return f'{self.head()}\n{THINK_CUE}' + (f' {opening}' if opening else '')
 
     def decide_prompt(self, thought: str) -> str:
         """The head, the thought, and the open decision line where actions are scored."""
@@ -223,6 +258,29 @@ class Diary:
     def say_prompt(self, thought: str) -> str:
         """The head, the thought and an open quote: what the robot would say."""
         return f'{self.head()}\n{THINK_CUE} {one_line(thought, 240)}\n{SAY_CUE}'
+
+
+_WORDS = re.compile(r"[a-z0-9']+")
+
+
+def _runs(text: str, n: int) -> set:
+    words = _WORDS.findall(text.lower())
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+def restated(text: str, source: str, n: int = 3, own: str = '') -> float:
+    """The share of `text`'s runs of `n` consecutive words that `source` holds too: 1.0 for
+    a thought that only says again what its diary says ("I see 2 objects: a green object,
+    to my left" under a percept that says so), 0.0 for one whose every run is its own.
+    A text of fewer than `n` words ("yes", "red.") counts as restated: it adds nothing.
+    Runs of `own` are not counted as said again: a person's words taken up ("they ask me to
+    look further left") are listening, and they keep the request before the choice."""
+    words = _WORDS.findall(text.lower())
+    if len(words) < n:
+        return 1.0
+    have = _runs(source, n) - _runs(own, n)
+    runs = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return sum(r in have for r in runs) / len(runs)
 
 
 def copied_run(text: str, fixed: Sequence[str], n: int = 8) -> str:

@@ -9,6 +9,9 @@ the same numbers:
   prompt);
 - named rate: thoughts that name something in view (a label of the percepts just before) or
   recalled (a content word of the memory lines the thought was enriched with);
+- restated rate: thoughts that only say again what the robot's diary said (half or more of
+  their three-word runs are in the percepts just before, the memory lines or the last
+  thoughts: prompt.diary.restated), the small model's habit of copying what it reads;
 - grounded-argument rate: action arguments made of what was perceived, heard or recalled
   (free text counts when it is not template text);
 - actions per minute and the cycle time percentiles.
@@ -24,7 +27,9 @@ from maxim_core.deliberation.choice import content_words, FREE_TEXT_PARAMS, is_t
 from maxim_core.llm.grammar import literal
 from maxim_core.prompt.builder import (FOUNDATIONAL_RULES, INTERACTIVE_BLOCK, PFC_PREAMBLE,
                                        RESPONSE_FORMAT, SIMULATION_BLOCK)
-from maxim_core.prompt.diary import copied_run, FIXED_TEXT
+from maxim_core.prompt.diary import copied_run, FIXED_TEXT, restated
+
+RESTATED = 0.5           # ChoiceConfig.restate_limit's default
 
 # Every fixed text a prompt of the project carries or carried.
 PROMPT_FIXED_TEXT = tuple(FIXED_TEXT) + (FOUNDATIONAL_RULES, INTERACTIVE_BLOCK, PFC_PREAMBLE,
@@ -65,6 +70,12 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
     ts = deliberation_thoughts(thoughts)
     copied = [t['text'] for t in ts if copies(t['text'])]
     named = 0
+    said_again = []
+    for i, t in enumerate(ts):
+        _, seen = _context(t, percepts, window_s)
+        before = ' '.join(str(x['text']) for x in ts[max(0, i - 3):i])
+        if restated(t['text'], f'{seen}\n{t.get("experience", "")}\n{before}') >= RESTATED:
+            said_again.append(t['text'])
     args_total = args_grounded = 0
     actions = 0
     ungrounded: list[str] = []
@@ -110,6 +121,8 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
         'copy_rate': len(copied) / len(ts) if ts else 0.0,
         'copied': copied[:5],
         'named_rate': named / len(ts) if ts else 0.0,
+        'restated_rate': len(said_again) / len(ts) if ts else 0.0,
+        'restated': said_again[:5],
         'actions': actions,
         'actions_per_min': actions / minutes,
         'args': args_total,
