@@ -853,7 +853,7 @@ def test_a_persons_words_waiting_are_not_pushed_out_by_what_is_seen():
         mind.close()
 
 
-def test_the_diary_tells_targets_without_their_track_numbers():
+def test_the_diary_tells_targets_without_their_track_numbers_or_attentions_reasons():
     """Attention's track numbers are for a person matching rviz's markers; the model copied
     them into its thoughts, and no act takes one."""
     d = Diary(percept='I see 1 face and 1 object: a face, to my right; a red object. I am '
@@ -864,7 +864,8 @@ def test_the_diary_tells_targets_without_their_track_numbers():
               remembered=['just now: I am looking at the cup (#2) for 1.0 s.'])
     text = d.think_prompt()
     assert '#' not in text
-    assert 'I am looking at the face for a moment. Next: the red object (most novel).' in text
+    # Nor attention's reason for its next target: the model copied it onto its thoughts.
+    assert 'I am looking at the face for a moment. Next: the red object.' in text
     assert 'Earlier I thought: The red ball is near.' in text
     assert 'I remember: just now: I am looking at the cup for a moment.' in text
     # Durations in words: the model copied the figure as a thought ("0.6 s").

@@ -154,10 +154,17 @@ def _dwell_words(m: re.Match) -> str:
         'for a long time'
 
 
+# Why attention suggests its next target ("Next: the red object (most novel)"): the model
+# copied it onto whatever it thought of ("I want to see a red object (most novel)", "a green
+# object (habituated to focus)"), and no candidate act takes it.
+_ATTENTION_WHY = re.compile(r'\s*\((?:most novel|most salient|habituated to focus)\)')
+
+
 def one_line(text: str, limit: int = 300) -> str:
     """`text` on one line of at most `limit` characters (cut at a word), without track
-    numbers, and durations in words."""
-    text = ' '.join(_DWELL.sub(_dwell_words, _TRACK_REF.sub('', str(text))).split())
+    numbers or attention's reasons, and durations in words."""
+    text = _ATTENTION_WHY.sub('', _TRACK_REF.sub('', str(text)))
+    text = ' '.join(_DWELL.sub(_dwell_words, text).split())
     return text if len(text) <= limit else text[:limit].rsplit(' ', 1)[0] + ' ...'
 
 
