@@ -711,8 +711,9 @@ class Deliberator:
         draft that only says again what the diary says (`restated`: the percept or a memory
         line in its own words, the small model's habit; a person's words taken up are not
         counted) or names nothing the robot knows is written again, begun with the next of
-        OPENINGS ("I want to", "I wonder what"), within `thought_drafts`. The first draft that adds something and names something known is
-        the thought; else the one that restates least among those that name something.
+        OPENINGS ("I want to", "I wonder what"), within `thought_drafts`. The first draft
+        that adds something and names something known is the thought; else the one that
+        restates least among those that name something.
         Returns (thought, the completion with every draft's tokens counted)."""
         cfg, ch = self.config, self.chooser.config
         head = diary.head()
