@@ -290,7 +290,7 @@ def _preempted_by_a_person(first: Percept):
             inside.set()
             release.wait(5.0)            # a long thought about the view
             return ' ' + ' '.join(['slowly'] * 30)
-        return ' Someone talks to me.'
+        return ' Someone calls me Maxim.'
 
     backend = ScriptedBackend(script, scorer=keyed_scorer({WAIT: 0.0}))
     events = Events()
@@ -304,14 +304,14 @@ def _preempted_by_a_person(first: Percept):
         release.set()
         deadline = threading.Event()
         for _ in range(100):
-            if any(t.text == 'Someone talks to me.' for t in events.thoughts):
+            if any(t.text == 'Someone calls me Maxim.' for t in events.thoughts):
                 break
             deadline.wait(0.05)
     finally:
         mind.close()
     assert mind.counts['percepts_preempted'] == 1
     assert [t.status for t in events.thoughts][0] == 4           # the view's: cancelled
-    assert any(t.text == 'Someone talks to me.' for t in events.thoughts)
+    assert any(t.text == 'Someone calls me Maxim.' for t in events.thoughts)
 
 
 def test_what_the_goal_says_not_to_do_weighs_against_it():
@@ -1031,17 +1031,25 @@ class Drafts(ScriptedBackend):
         self.drafts = drafts
         self.ends = []
 
+    @staticmethod
+    def _begun(prompt):
+        """The opening of a thought prompt (its open line after "I think:"), else None."""
+        line = prompt.rsplit('\n', 1)[-1]
+        return line[len('I think:'):].strip() if line.startswith('I think:') else None
+
     def _answer(self, prompt):
-        for opening, text in self.drafts.items():
-            if prompt.endswith(f'I think:{" " + opening if opening else ""}'):
-                return text
+        begun = self._begun(prompt)
+        for opening in sorted(self.drafts, key=len, reverse=True):
+            if begun is not None and begun.startswith(opening):
+                text = self.drafts[opening]
+                # A list: one in turn for each draft with this opening.
+                return text.pop(0) if isinstance(text, list) else text
         return 'nothing'
 
     def complete(self, prompt, **kw):
         done = super().complete(prompt, **kw)
-        if prompt.rstrip().endswith(tuple(f'I think: {o}' for o in OPENINGS) + ('I think:',)):
-            self.ends.append((prompt.rsplit('I think:', 1)[1].strip(), done.stop_reason,
-                              done.text))
+        if self._begun(prompt) is not None:
+            self.ends.append((self._begun(prompt), done.stop_reason, done.text))
         return done
 
 
@@ -1086,7 +1094,8 @@ def test_when_every_draft_fails_the_least_restating_one_that_names_something_is_
     step, backend, events = _drafted({'': ' A red ball rolls across the table.',
                                       'I want to': ' go to the park.', 'I wonder what': ' '})
     assert events.thoughts[0].text == 'A red ball rolls across the table.'
-    assert [e[0] for e in backend.ends] == ['', 'I want to', 'I wonder what']
+    # The question is about the first thing in view.
+    assert [e[0] for e in backend.ends] == ['', 'I want to', 'I wonder what the red ball']
     # The last draft is never cut short, whatever it says.
     step, backend, events = _drafted({'': f' {SEEN}', 'I want to': f' {SEEN}',
                                       'I wonder what': f' {SEEN}'})
@@ -1149,3 +1158,36 @@ def test_a_persons_words_taken_up_are_listening_not_restating():
     assert restated('They ask me to look further to the left again.', heard, own=heard) == 0
     step, backend, events = _drafted({'': f' {SEEN}'})
     assert len(backend.ends) == 3          # the percept said again: written again
+
+
+def test_the_stance_the_last_thought_took_comes_last_next_time():
+    backend = Drafts({'': f' {SEEN}',
+                      'I want to': [' look at the red ball closely.',
+                                    ' follow the red ball with my eyes.',
+                                    ' see where the red ball stops.'],
+                      'I wonder what': [' is made of.', ' weighs.', ' hides.']},
+                     keyed_scorer({'track target red ball': -1.0, WAIT: -6.0}))
+    events = Events()
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1), use_grammar=False),
+                model=backend, fear=Fear(), body=Head(), events=events)
+    try:
+        for i in range(3):
+            mind.step(Percept(SEEN, f'p{i}', 'vision', objects=['red ball'], salience=0.9),
+                      force=True)
+    finally:
+        mind.close()
+    kept = [t.text for t in events.thoughts if t.status == 0 and t.kind == 0]
+    assert kept[:3] == ['I want to look at the red ball closely.',
+                        'I wonder what the red ball is made of.',
+                        'I want to follow the red ball with my eyes.']
+
+
+def test_labels_of_the_models_own_making_and_memorys_cut_marks_end_a_thought():
+    from maxim_core.prompt.diary import own_words
+    assert own_words('I wonder what the orange object is. I do: memory recall red object') \
+        == 'I wonder what the orange object is.'
+    assert own_words('I want to see a face ...; remember: I saw 1 object.') == \
+        'I want to see a face'
+    assert own_words('I wonder what the object is (i.e., what it was). Next:') == \
+        'I wonder what the object is (i.e., what it was).'
+    assert own_words('I wonder what it is: a ball?') == 'I wonder what it is: a ball?'

@@ -386,6 +386,7 @@ class Deliberator:
         self.clock = clock
         self._cancel = threading.Event()
         self._history_total = 0
+        self._last_opening = ''          # how the last thought kept began (_write_thought)
 
     # -- budgets -----------------------------------------------------------------------------
     @property
@@ -717,13 +718,22 @@ class Deliberator:
         Returns (thought, the completion with every draft's tokens counted)."""
         cfg, ch = self.config, self.chooser.config
         head = diary.head()
-        openings = [''] + list(OPENINGS)
+        # The stance the last thought took comes last: taken again, the draft said that
+        # thought again ("I want to see a red object", four times in one sim).
+        openings = [''] + sorted(OPENINGS, key=lambda o: o == self._last_opening)
+        # The question is about the first thing in view ("I wonder what the red object"):
+        # begun with nothing, it was about nothing ("I wonder what it means").
+        names = g.names()
+        stance = {o: o for o in OPENINGS}
+        if names:
+            stance['I wonder what'] = f'I wonder what the {names[0]}'
         n = min(ch.thought_drafts, len(openings))
-        drafts: list[tuple[tuple, str]] = []
+        drafts: list[tuple[tuple, str, str]] = []
         prompt_tokens = completion_tokens = 0
         done = None
         for i in range(n):
-            opening, last = openings[i], i == n - 1
+            kind, last = openings[i], i == n - 1
+            opening = stance.get(kind, kind)
             text = [opening]
 
             def on_token(piece: str, text=text, last=last) -> bool:
@@ -750,14 +760,15 @@ class Deliberator:
                 continue
             named, again = g.names_known(thought), restated(thought, head, own=g.heard)
             if named and again < ch.restate_limit:
-                drafts = [((False, again), thought)]
+                drafts = [((False, again), thought, kind)]
                 break
-            drafts.append(((not named, again), thought))
+            drafts.append(((not named, again), thought, kind))
         if not drafts:
             raise ValueError(f'no thought of {n} draft(s) was more than empty, template or '
                              f'restated text (the last: {done.text if done else ""!r})')
         done.prompt_tokens, done.completion_tokens = prompt_tokens, completion_tokens
-        return min(drafts, key=lambda d: d[0])[1], done
+        _, thought, self._last_opening = min(drafts, key=lambda d: d[0])
+        return thought, done
 
     def _fail(self, res: DeliberationResult, failure: _Failure, cycle: int, cap: int,
               t0: float, on_thought, entries) -> DeliberationResult:

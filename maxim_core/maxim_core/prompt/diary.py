@@ -50,19 +50,30 @@ _LINE_LABELS = re.compile('|'.join(re.escape(v.replace('{name}', '').strip().rst
                           re.IGNORECASE)
 
 
+# A label of the model's own making after a sentence ("... orange object. I do: memory
+# recall", "...; remember: I saw 1 object", ". Next: the green"): the diary's pattern, a new
+# line begun inside the thought.
+_MADE_LABEL = re.compile(r'(?<=[.;!?])\s*(?:I\s+)?[A-Za-z_]+:(?=\s|$)')
+# Memory's mark of a line it cut ("an orange ..."), copied to the end of a thought.
+_CUT_MARK = re.compile(r'(?:\s*(?:\.\.\.|…)[\s;,]*)+$')
+
+
 def own_words(text: str) -> str:
     """`text` without the diary lines the model went on to write: cut where a label of the
     diary begins ("I want to look at it. I did: track target ..." -> "I want to look at
-    it."), a label it began with left out ("I remember: the green object" -> "the green
-    object")."""
+    it.") or one of its own making after a sentence (". I do: ..."), a label it began with
+    left out ("I remember: the green object" -> "the green object"), and without memory's
+    mark of a cut line at the end."""
     text = ' '.join(str(text).split())
     while True:
         m = _LINE_LABELS.match(text)
         if not m:
             break
         text = text[m.end():].lstrip()
-    m = _LINE_LABELS.search(text)
-    return (text[:m.start()] if m else text).strip(' -;,')
+    for label in (_LINE_LABELS, _MADE_LABEL):
+        m = label.search(text)
+        text = text[:m.start()] if m else text
+    return _CUT_MARK.sub('', text).strip(' -;,')
 
 
 def has_label(text: str) -> bool:
