@@ -1094,8 +1094,7 @@ def test_when_every_draft_fails_the_least_restating_one_that_names_something_is_
     step, backend, events = _drafted({'': ' A red ball rolls across the table.',
                                       'I want to': ' go to the park.', 'I wonder what': ' '})
     assert events.thoughts[0].text == 'A red ball rolls across the table.'
-    # The question is about the first thing in view.
-    assert [e[0] for e in backend.ends] == ['', 'I want to', 'I wonder what the red ball']
+    assert [e[0] for e in backend.ends] == ['', 'I want to', 'I wonder what']
     # The last draft is never cut short, whatever it says.
     step, backend, events = _drafted({'': f' {SEEN}', 'I want to': f' {SEEN}',
                                       'I wonder what': f' {SEEN}'})
@@ -1165,7 +1164,8 @@ def test_the_stance_the_last_thought_took_comes_last_next_time():
                       'I want to': [' look at the red ball closely.',
                                     ' follow the red ball with my eyes.',
                                     ' see where the red ball stops.'],
-                      'I wonder what': [' is made of.', ' weighs.', ' hides.']},
+                      'I wonder what': [' the red ball is made of.', ' the red ball weighs.',
+                                        ' the red ball hides.']},
                      keyed_scorer({'track target red ball': -1.0, WAIT: -6.0}))
     events = Events()
     mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1), use_grammar=False),

@@ -721,19 +721,12 @@ class Deliberator:
         # The stance the last thought took comes last: taken again, the draft said that
         # thought again ("I want to see a red object", four times in one sim).
         openings = [''] + sorted(OPENINGS, key=lambda o: o == self._last_opening)
-        # The question is about the first thing in view ("I wonder what the red object"):
-        # begun with nothing, it was about nothing ("I wonder what it means").
-        names = g.names()
-        stance = {o: o for o in OPENINGS}
-        if names:
-            stance['I wonder what'] = f'I wonder what the {names[0]}'
         n = min(ch.thought_drafts, len(openings))
         drafts: list[tuple[tuple, str, str]] = []
         prompt_tokens = completion_tokens = 0
         done = None
         for i in range(n):
-            kind, last = openings[i], i == n - 1
-            opening = stance.get(kind, kind)
+            opening, last = openings[i], i == n - 1
             text = [opening]
 
             def on_token(piece: str, text=text, last=last) -> bool:
@@ -760,9 +753,9 @@ class Deliberator:
                 continue
             named, again = g.names_known(thought), restated(thought, head, own=g.heard)
             if named and again < ch.restate_limit:
-                drafts = [((False, again), thought, kind)]
+                drafts = [((False, again), thought, opening)]
                 break
-            drafts.append(((not named, again), thought, kind))
+            drafts.append(((not named, again), thought, opening))
         if not drafts:
             raise ValueError(f'no thought of {n} draft(s) was more than empty, template or '
                              f'restated text (the last: {done.text if done else ""!r})')
