@@ -1149,6 +1149,9 @@ def test_a_concept_line_memory_cut_before_it_said_more_than_its_name_is_left_out
     assert in_words('"orange object" (object, confidence=0.99, 5...') == ''
     assert in_words('"face" (person, confidence=0.99, 360 episodes): related_to red object') \
         == 'the face, seen many times, with red object'
+    # Memory writes its relation in capitals too: the model copied "RELATED TO".
+    assert in_words('"face" (person, confidence=0.99, 360 episodes): RELATED_TO red object') \
+        == 'the face, seen many times, with red object'
 
 
 def test_a_persons_words_taken_up_are_listening_not_restating():
@@ -1191,3 +1194,7 @@ def test_labels_of_the_models_own_making_and_memorys_cut_marks_end_a_thought():
     assert own_words('I wonder what the object is (i.e., what it was). Next:') == \
         'I wonder what the object is (i.e., what it was).'
     assert own_words('I wonder what it is: a ball?') == 'I wonder what it is: a ball?'
+    assert own_words('I want to see a red object. I just do: track_target') == \
+        'I want to see a red object.'
+    assert own_words('I see a face; track_target worked') == 'I see a face'
+    assert own_words('I want to use memory_recall on it') == 'I want to use memory_recall on it'

@@ -53,9 +53,11 @@ _LINE_LABELS = re.compile('|'.join(re.escape(v.replace('{name}', '').strip().rst
 # A label of the model's own making after a sentence ("... orange object. I do: memory
 # recall", "...; remember: I saw 1 object", ". Next: the green"): the diary's pattern, a new
 # line begun inside the thought.
-_MADE_LABEL = re.compile(r'(?<=[.;!?])\s*(?:I\s+)?[A-Za-z_]+:(?=\s|$)')
-# Memory's mark of a line it cut ("an orange ..."), copied to the end of a thought.
-_CUT_MARK = re.compile(r'(?:\s*(?:\.\.\.|…)[\s;,]*)+$')
+_MADE_LABEL = re.compile(r'(?<=[.;!?])\s*(?:[A-Za-z_]+\s+){0,2}[A-Za-z_]+:(?=\s|$)')
+# Memory's mark of a line it cut ("an orange ..."), and the tail of an episode line ("...;
+# track_target worked"), copied to the end of a thought.
+_CUT_MARK = re.compile(r'(?:\s*(?:\.\.\.|…)[\s;,]*|[;,]?\s*\b[a-z]+_[a-z_]+\b'
+                       r'(?:\s+(?:worked|failed|succeeded))?[\s.;,]*)+$')
 
 
 def own_words(text: str) -> str:
@@ -132,7 +134,8 @@ def in_words(line: str) -> str:
         if m['n']:
             parts.append(f'seen {_how_often(int(m["n"]))}')
         rest = _STATS.sub('', m['rest']).strip().lstrip(':').strip()
-        rest = _FIGURES.sub('', re.sub(r'\brelated_to\b', 'with', rest)).replace('_', ' ')
+        rest = _FIGURES.sub('', re.sub(r'\brelated_to\b', 'with', rest, flags=re.IGNORECASE))
+        rest = rest.replace('_', ' ')
         for _ in range(3):
             rest = _EMPTY.sub('', rest)
         rest = ' '.join(rest.split()).strip(' ,;:')
