@@ -36,6 +36,18 @@ def test_robot_tools_send_head_goals_and_say_headless():
     assert headless.output['headless'] is True
 
 
+def test_the_body_offers_a_glance_each_way_in_the_words_a_request_uses():
+    """A person asks to turn the head; the robot's thought says it will move further left.
+    A glance to the side phrased only "look left" shared neither word, and the model's
+    liking went to "predict outcome move" and to replies instead (limit_pain failed 3 of 5
+    seeds live; with these words it passed 6 of 6)."""
+    glances = dict((phrase, args) for args, phrase in by_name(robot_tools(None))['move']
+                   .proposals())
+    assert glances['turn my head left']['pan'] > 0 > glances['turn my head right']['pan']
+    assert glances['look up']['tilt'] < 0 < glances['look down']['tilt']
+    assert all(a['relative'] for a in glances.values())
+
+
 @pytest.mark.parametrize('args', [
     {'pan': 0.1, 'tilt': 0.0, 'relative': True, 'speed': float('nan')},
     {'pan': float('nan'), 'tilt': 0.0, 'relative': True},

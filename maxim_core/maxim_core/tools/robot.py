@@ -106,13 +106,15 @@ class MoveTool(_HeadTool):
     }
 
     # The moves the body offers when deciding by choosing: a glance each way, by an offset
-    # (radians) from where the head is, in the words the diary uses for them.
+    # (radians) from where the head is, in the words a request uses for them ("turn your
+    # head to the left"; "look left" alone shared no word with "turn" or "move", and the
+    # model's liking went to "predict outcome move" instead).
     GLANCE_RAD = 0.4
 
     def proposals(self, grounding=None) -> list[tuple[dict, str]]:
         step = self.GLANCE_RAD
-        return [({'pan': step, 'tilt': 0.0, 'relative': True}, 'look left'),
-                ({'pan': -step, 'tilt': 0.0, 'relative': True}, 'look right'),
+        return [({'pan': step, 'tilt': 0.0, 'relative': True}, 'turn my head left'),
+                ({'pan': -step, 'tilt': 0.0, 'relative': True}, 'turn my head right'),
                 ({'pan': 0.0, 'tilt': -step, 'relative': True}, 'look up'),
                 ({'pan': 0.0, 'tilt': step, 'relative': True}, 'look down')]
 
