@@ -43,7 +43,8 @@ import math
 import re
 from typing import Any, Callable, Mapping, Sequence
 
-from maxim_core.prompt.diary import copied_run, Diary, FIXED_TEXT, has_label, own_words
+from maxim_core.prompt.diary import (copied_run, Diary, FIXED_TEXT, has_label, own_words,
+                                     strip_figures)
 from maxim_core.prompt.tools import as_tool_spec
 
 # Parameters whose value is free text written by the model.
@@ -91,10 +92,6 @@ _FRAME_WORDS = frozenset('worked failed fails succeeds succeeded confidence epis
                          # robot searched its memory for "above" and for "ahead"
                          'above below ahead straight familiar novel habituated'.split())
 _HEX = re.compile(r'^[a-f]{5,}$')
-# A measured figure ('success_rate=1.0', 'mean_salience=0.452'): its name is what memory
-# measured, not a thing; split at the underscore, the robot searched its memory for
-# "success".
-_FIGURE = re.compile(r'\S*=\S*')
 # Where a thing is, not a thing: a thought of nothing but "to the right" names nothing.
 _WHERE = frozenset('left right above below ahead straight front back top bottom side'.split())
 _NAMES_TOOL = re.compile(r'(^|_)tool(_|$)')          # a parameter that names a tool
@@ -103,7 +100,9 @@ _NAMES_TOOL = re.compile(r'(^|_)tool(_|$)')          # a parameter that names a 
 def memory_content(line: str) -> str:
     """A recalled line without memory's frame: '2 min ago: a red ball; track_target worked
     (value 0.8, confidence 0.6)' -> 'a red ball; track_target'."""
-    text = _FIGURE.sub(' ', _FRAME.sub(' ', line or ''))
+    # A measured figure ('success_rate=1.0') names what memory measured, not a thing; split
+    # at the underscore, the robot searched its memory for "success".
+    text = strip_figures(_FRAME.sub(' ', line or ''))
     return ' '.join(w for w in text.split() if w.lower().strip('.,;:') not in _FRAME_WORDS
                     and not _HEX.match(w.lower().strip('.,;:')))
 

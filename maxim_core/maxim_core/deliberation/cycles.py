@@ -29,7 +29,7 @@ from maxim_core.deliberation.salience import jaccard, thought_salience, THOUGHT,
 from maxim_core.llm.backend import (BAD_REQUEST, Backend, CANCELLED, LLMError, STOP_CANCELLED,
                                     TIMEOUT)
 from maxim_core.prompt.builder import BuiltPrompt, PromptBudgetError, PromptBuilder
-from maxim_core.prompt.diary import Diary, OPENINGS, own_words, restated, strip_reason
+from maxim_core.prompt.diary import Diary, OPENINGS, own_words, restated_against, strip_reason
 from maxim_core.prompt.tools import as_tool_spec, normalize_schema, ToolSpecError
 
 # Thought.msg KIND_* and STATUS_*.
@@ -717,7 +717,7 @@ class Deliberator:
         restates least among those that name something.
         Returns (thought, the completion with every draft's tokens counted)."""
         cfg, ch = self.config, self.chooser.config
-        head = diary.head()
+        again_in = restated_against(diary.head(), own=g.heard)   # read once, used per token
         # The stance the last thought took comes last: taken again, the draft said that
         # thought again ("I want to see a red object", four times in one sim).
         openings = [''] + sorted(OPENINGS, key=lambda o: o == self._last_opening)
@@ -736,7 +736,7 @@ class Deliberator:
                 # Whole words only, so a replayed run (tokens as words) stops where it did.
                 words = text[0].split() if text[0][-1:].isspace() else text[0].split()[:-1]
                 return last or len(words) < ch.restate_words or \
-                    restated(' '.join(words), head, own=g.heard) < ch.restate_abort
+                    again_in(' '.join(words)) < ch.restate_abort
             done = self.backend.complete(
                 diary.think_prompt(opening), max_tokens=ch.thought_max_tokens,
                 temperature=ch.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
@@ -751,7 +751,7 @@ class Deliberator:
             thought = own_words(f'{opening} {done.text}')
             if not thought or thought == opening or is_template(thought):
                 continue
-            named, again = g.names_known(thought), restated(thought, head, own=g.heard)
+            named, again = g.names_known(thought), again_in(thought)
             if named and again < ch.restate_limit:
                 drafts = [((False, again), thought, opening)]
                 break

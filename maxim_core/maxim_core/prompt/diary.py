@@ -16,7 +16,7 @@ sentence of instructions.
 
 from dataclasses import dataclass, field
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 THINK_CUE = 'I think:'
 DECIDE_CUE = 'So I'
@@ -103,6 +103,13 @@ _STATS = re.compile(r';\s*stats:.*$')
 _KEY_VALUE = re.compile(r'\b[a-z_]+=[-+\d.e]+%?')
 # A fit's figures ('(R^2=0.00, slope=+0.000/hour, n=6)') and any other 'key=value' token.
 _FIGURES = re.compile(r'\([^()]*=[^()]*\)|\S*=\S*')
+
+
+def strip_figures(text: str) -> str:
+    """`text` without measured figures ('success_rate=1.0', '(R^2=0.00, n=6)')."""
+    return _FIGURES.sub(' ', text)
+
+
 _EMPTY = re.compile(r'\(\s*[,;]?\s*\)|\s+(?=[,;:)])|[:;,](?=\s*[,;:]|\s*$)')
 
 
@@ -289,6 +296,20 @@ def _runs(text: str, n: int) -> set:
     return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
+def restated_against(source: str, n: int = 3, own: str = '') -> Callable[[str], float]:
+    """`restated` with its source read once: a thought's drafts are measured against the
+    same diary at every token."""
+    have = _runs(source, n) - _runs(own, n)
+
+    def measure(text: str) -> float:
+        words = _WORDS.findall(text.lower())
+        if len(words) < n:
+            return 1.0
+        runs = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+        return sum(r in have for r in runs) / len(runs)
+    return measure
+
+
 def restated(text: str, source: str, n: int = 3, own: str = '') -> float:
     """The share of `text`'s runs of `n` consecutive words that `source` holds too: 1.0 for
     a thought that only says again what its diary says ("I see 2 objects: a green object,
@@ -296,19 +317,19 @@ def restated(text: str, source: str, n: int = 3, own: str = '') -> float:
     A text of fewer than `n` words ("yes", "red.") counts as restated: it adds nothing.
     Runs of `own` are not counted as said again: a person's words taken up ("they ask me to
     look further left") are listening, and they keep the request before the choice."""
-    words = _WORDS.findall(text.lower())
-    if len(words) < n:
-        return 1.0
-    have = _runs(source, n) - _runs(own, n)
-    runs = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
-    return sum(r in have for r in runs) / len(runs)
+    return restated_against(source, n, own)(text)
 
 
 def copied_run(text: str, fixed: Sequence[str], n: int = 8) -> str:
     """The first run of `n` consecutive words of `text` found in any of `fixed`, or ''."""
-    words = re.findall(r"[a-z0-9']+", text.lower())
+    words = _WORDS.findall(text.lower())
     if len(words) < n:
         return ''
+    grams = set().union(*(_runs(source, n) for source in fixed))
+    for i in range(len(words) - n + 1):
+        if tuple(words[i:i + n]) in grams:
+            return ' '.join(words[i:i + n])
+    return ''
     grams = set()
     for source in fixed:
         w = re.findall(r"[a-z0-9']+", source.lower())
