@@ -998,9 +998,16 @@ SEEN = 'A red ball rolls across the table and stops next to the blue cup.'
 
 def test_restated_is_the_share_of_word_runs_the_diary_holds():
     assert restated('A red ball rolls across the table.', SEEN) == 1.0
-    assert restated('I see a red ball, it rolls across the table.', SEEN) == 3 / 8
+    # Its word runs are 3 of 8 the percept's, its things in their order all of them: the
+    # percept in other small words.
+    assert restated('I see a red ball, it rolls across the table.', SEEN) == 1.0
     assert restated('I want to look at the red ball.', SEEN) == 0.0
     assert restated('yes', SEEN) == 1.0                 # too short to add anything
+    # A list the diary holds, said again in other small words, is restated too.
+    seen = 'I see 2 objects: a red object, to my left; a green object, above to my right.'
+    assert restated('I want to see: red object, near to my left; green object, above to '
+                    'the right.', seen) == 1.0
+    assert restated('I want to see the green object and the red object.', seen) < 0.5
     assert restated('', SEEN) == 1.0
     # The openings are the diary's fixed text: the copy measure knows them.
     assert set(OPENINGS) <= set(FIXED_TEXT)

@@ -296,18 +296,47 @@ def _runs(text: str, n: int) -> set:
     return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
+# Small words a paraphrase changes freely ("a red object, to my left" -> "red object, near to
+# my left"), and the openings' own: what is left is what a sentence is about.
+_SMALL = frozenset('''the and but not nor for are was were has had have its it's this that
+these those with from into near then than there here what want wonder think know see saw
+can can't don't i'm will would just now also very more some any one you your our'''.split())
+
+
+def _content(text: str) -> list[str]:
+    return [w for w in _WORDS.findall(text.lower()) if len(w) >= 3 and w not in _SMALL
+            and not w.isdigit()]
+
+
 def restated_against(source: str, n: int = 3, own: str = '') -> Callable[[str], float]:
     """`restated` with its source read once: a thought's drafts are measured against the
     same diary at every token."""
     have = _runs(source, n) - _runs(own, n)
+    src, mine = _content(source), _content(own)
+    pairs = {tuple(src[i:i + 2]) for i in range(len(src) - 1)} - \
+        {tuple(mine[i:i + 2]) for i in range(len(mine) - 1)}
 
     def measure(text: str) -> float:
         words = _WORDS.findall(text.lower())
         if len(words) < n:
             return 1.0
         runs = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
-        return sum(r in have for r in runs) / len(runs)
+        share = sum(r in have for r in runs) / len(runs)
+        # A paraphrase of a list the diary holds ("I want to see: red object, near to my
+        # left; green object, above to the right") keeps its things in their order: its
+        # pairs of content words are the diary's. Judged only on three pairs or more ("the
+        # red object" alone is a thing named, not a list said again).
+        c = _content(text)
+        if len(c) >= 4:
+            both = [tuple(c[i:i + 2]) for i in range(len(c) - 1)]
+            kept = sum(b in pairs for b in both) / len(both)
+            if kept >= PARAPHRASE:
+                share = max(share, kept)
+        return share
     return measure
+
+
+PARAPHRASE = 0.75      # the share of content-word pairs that makes a paraphrase restated
 
 
 def restated(text: str, source: str, n: int = 3, own: str = '') -> float:
@@ -316,7 +345,9 @@ def restated(text: str, source: str, n: int = 3, own: str = '') -> float:
     to my left" under a percept that says so), 0.0 for one whose every run is its own.
     A text of fewer than `n` words ("yes", "red.") counts as restated: it adds nothing.
     Runs of `own` are not counted as said again: a person's words taken up ("they ask me to
-    look further left") are listening, and they keep the request before the choice."""
+    look further left") are listening, and they keep the request before the choice.
+    A paraphrase of a list the diary holds, three quarters or more of its pairs of content
+    words the diary's in the same order, counts as restated by that share."""
     return restated_against(source, n, own)(text)
 
 
