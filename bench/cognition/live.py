@@ -4,7 +4,8 @@
   model), then from the recording: thoughts, the copy rate (8+ consecutive words of any of
   the prompts' fixed text), the named rate (a thought names something in view or recalled),
   the restated rate (a thought only says again what its diary said: the percept, a memory
-  line, an earlier thought),
+  line, an earlier thought), the repeated rate (a thought says again one of the robot's own
+  last six),
   the grounded-argument rate, actions per minute and the cycle time. The baseline is the
   same cycle alone: the llm node traces every call it serves (`llm.trace_path`), and the
   agent's calls of each deliberation cycle the robot thought (matched by wall time to the
@@ -247,8 +248,8 @@ def main() -> int:
     if not args.no_sim:
         fig = out['sim'] = sim_part(args.sim_seconds, args.set)
         print('\n| figure | value |\n|---|---|')
-        for key in ('thoughts', 'copy_rate', 'named_rate', 'restated_rate', 'actions',
-                    'actions_per_min',
+        for key in ('thoughts', 'copy_rate', 'named_rate', 'restated_rate',
+                    'repeated_rate', 'actions', 'actions_per_min',
                     'args', 'grounded_arg_rate', 'cycle_p50_s', 'cycle_p90_s',
                     'alone_cycles', 'sim_matched_cycle_p50_s', 'alone_cycle_p50_s',
                     'sim_llm_p50_s', 'sim_served_p50_s', 'alone_llm_p50_s',
@@ -263,6 +264,8 @@ def main() -> int:
             print(f'  flagged: {text}')
         for text in fig['restated']:
             print(f'  restated: {text}')
+        for text in fig['repeated']:
+            print(f'  repeated: {text}')
     if not args.no_scenarios:
         sc = out['scenarios'] = scenarios_part(args.seeds, args.scenarios)
         print(f'\nlive scenarios: {sc["passed"]}/{sc["runs"]} runs pass')

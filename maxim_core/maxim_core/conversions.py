@@ -46,6 +46,9 @@ def goal_to_request(goal, defaults: dict, format_chat, on_token=None) -> Generat
         'seed': int(goal.seed),
         'stop': [s for s in goal.stop if s],
     }
+    avoid = [a for a in getattr(goal, 'avoid', ()) if a.strip()]
+    if avoid:
+        params['avoid'] = avoid
     if goal.grammar:
         params['grammar'] = goal.grammar
     elif goal.json_schema:

@@ -1099,7 +1099,8 @@ def test_a_thought_of_its_own_is_kept_at_once():
 def test_when_every_draft_fails_the_least_restating_one_that_names_something_is_kept():
     # Short enough never to be cut; the intention names nothing known; the question is empty.
     step, backend, events = _drafted({'': ' A red ball rolls across the table.',
-                                      'I want to': ' go to the park.', 'I wonder what': ' '})
+                                      'I want to': ' go to the park.', 'I wonder what': ' '},
+                                     thought_drafts=3)
     assert events.thoughts[0].text == 'A red ball rolls across the table.'
     assert [e[0] for e in backend.ends] == ['', 'I want to', 'I wonder what']
     # The last draft is never cut short, whatever it says.
@@ -1159,6 +1160,20 @@ def test_a_concept_line_memory_cut_before_it_said_more_than_its_name_is_left_out
     # Memory writes its relation in capitals too: the model copied "RELATED TO".
     assert in_words('"face" (person, confidence=0.99, 360 episodes): RELATED_TO red object') \
         == 'the face, seen many times, with red object'
+    # A relation to a learned pattern of acts is no thing seen with it.
+    assert in_words('"face" (person, confidence=0.99, 360 episodes): RELATED_TO orange object, '
+                    'RELATED_TO track_target + orange object+red object -> success, '
+                    'RELATED_TO red object') == \
+        'the face, seen many times, with orange object, with red object'
+
+
+def test_the_opening_a_thought_was_begun_with_is_not_its_own_to_have_said_again():
+    from maxim_core.prompt.diary import restated_against
+    again_in = restated_against('Earlier I thought: I want to see the face.')
+    assert again_in('I want to see something red.') >= 0.5
+    assert again_in('I want to see something red.', 'I want to') < 0.5
+    assert again_in('I want to see the face.', 'I want to') == 1.0
+    assert again_in('I want to see.', 'I want to') == 1.0
 
 
 def test_a_persons_words_taken_up_are_listening_not_restating():
@@ -1166,30 +1181,57 @@ def test_a_persons_words_taken_up_are_listening_not_restating():
     assert restated('They ask me to look further to the left again.', heard) >= 0.5
     assert restated('They ask me to look further to the left again.', heard, own=heard) == 0
     step, backend, events = _drafted({'': f' {SEEN}'})
-    assert len(backend.ends) == 3          # the percept said again: written again
+    assert len(backend.ends) == ChoiceConfig().thought_drafts    # written again
 
 
-def test_the_stance_the_last_thought_took_comes_last_next_time():
+def _stepped(backend, n):
+    events = Events()
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1), use_grammar=False),
+                model=backend, fear=Fear(), body=Head(), events=events)
+    try:
+        for i in range(n):
+            mind.step(Percept(SEEN, f'p{i}', 'vision', objects=['red ball'], salience=0.9),
+                      force=True)
+    finally:
+        mind.close()
+    return [t.text for t in events.thoughts if t.status == 0 and t.kind == 0]
+
+
+def test_the_stance_taken_longest_ago_comes_first():
     backend = Drafts({'': f' {SEEN}',
                       'I want to': [' look at the red ball closely.',
                                     ' follow the red ball with my eyes.',
                                     ' see where the red ball stops.'],
                       'I wonder what': [' the red ball is made of.', ' the red ball weighs.',
-                                        ' the red ball hides.']},
+                                        ' the red ball hides.'],
+                      'Should I': [' turn my head to the red ball?',
+                                   ' wait for the red ball to stop?']},
                      keyed_scorer({'track target red ball': -1.0, WAIT: -6.0}))
-    events = Events()
-    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1), use_grammar=False),
-                model=backend, fear=Fear(), body=Head(), events=events)
-    try:
-        for i in range(3):
-            mind.step(Percept(SEEN, f'p{i}', 'vision', objects=['red ball'], salience=0.9),
-                      force=True)
-    finally:
-        mind.close()
-    kept = [t.text for t in events.thoughts if t.status == 0 and t.kind == 0]
-    assert kept[:3] == ['I want to look at the red ball closely.',
-                        'I wonder what the red ball is made of.',
-                        'I want to follow the red ball with my eyes.']
+    assert _stepped(backend, 4) == ['I want to look at the red ball closely.',
+                                    'I wonder what the red ball is made of.',
+                                    'Should I turn my head to the red ball?',
+                                    'I want to follow the red ball with my eyes.']
+    # What the robot thought from an opening lately is what the model must not write again
+    # from it (the backend leaves it at its first word), the opening's own words aside.
+    calls = list(zip(backend.prompts, [c for c in backend.calls if 'score' not in c]))
+    wants = [c['avoid'] for p, c in calls if p.endswith('I think: I want to')]
+    assert wants == [[], [' look at the red ball closely.']]
+    assert all(c['avoid'] == [] for p, c in calls if p.endswith('I think:'))
+
+
+def test_a_thought_the_diary_no_longer_shows_is_not_thought_again():
+    again = ' The red ball stopped; maybe the cup is in its way.'
+    backend = Drafts({'': [again, ' The red ball is shiny like a new coin.',
+                           ' A red ball that bright must be painted.',
+                           ' Nobody has touched the red ball for a while.',
+                           ' The red ball sits where the light is best.',
+                           ' The red ball might roll if the table tilts.', again],
+                      'I want to': [' see the red ball from the other side.']},
+                     keyed_scorer({'track target red ball': -1.0, WAIT: -6.0}))
+    kept = _stepped(backend, 7)
+    assert kept[0] == again.strip()
+    # Six steps later the first thought is out of the diary's view, not out of mind.
+    assert kept[6] == 'I want to see the red ball from the other side.'
 
 
 def test_labels_of_the_models_own_making_and_memorys_cut_marks_end_a_thought():
@@ -1205,3 +1247,41 @@ def test_labels_of_the_models_own_making_and_memorys_cut_marks_end_a_thought():
         'I want to see a red object.'
     assert own_words('I see a face; track_target worked') == 'I see a face'
     assert own_words('I want to use memory_recall on it') == 'I want to use memory_recall on it'
+
+
+def _intended(thought):
+    backend = Drafts({'': f' {thought}'},
+                     keyed_scorer({'track target': -1.0, WAIT: -6.0}))
+    events = Events()
+    mind = Mind(MindConfig(deliberation=DeliberationConfig(max_cycles=1), use_grammar=False),
+                model=backend, fear=Fear(), body=Head(), events=events)
+    try:
+        step = mind.step(Percept(SEEN, 'p1', 'vision', objects=['red ball', 'blue cup'],
+                                 salience=0.9), force=True)
+    finally:
+        mind.close()
+    thought = [t for t in events.thoughts if t.kind == 0 and t.status == 0][-1]
+    return step.loop.run.args.get('target_label'), thought
+
+
+def test_the_act_follows_the_thing_the_thought_is_about():
+    # The model likes both looks alike; the thought tells which.
+    label, thought = _intended('The blue cup was not there before.')
+    assert label == 'blue cup'
+    assert thought.choice[0]['intent'] == ChoiceConfig().w_intent
+    assert all(c['intent'] == 0 for c in thought.choice if 'blue cup' not in c['phrase'])
+    assert _intended('The red ball might roll off the edge.')[0] == 'red ball'
+
+
+def test_what_a_thought_is_about_needs_every_word_of_a_name_and_few_names():
+    from maxim_core.deliberation.choice import thought_of
+    things = ['red ball', 'blue cup', 'green cup', 'face']
+    assert thought_of('I wonder what the blue cup holds.', things) == [{'blue', 'cup'}]
+    assert thought_of('I wonder what the cup holds.', things) == []      # which cup?
+    assert thought_of('A red ball, a blue cup and a face.', things) == []  # a list
+    assert thought_of('', things) == []
+
+
+def test_an_opening_the_model_took_for_a_label_reads_on():
+    step, backend, events = _drafted({'': f' {SEEN}', 'I want to': ': look at the red ball.'})
+    assert events.thoughts[0].text == 'I want to look at the red ball.'

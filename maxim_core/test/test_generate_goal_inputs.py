@@ -33,3 +33,10 @@ def test_non_finite_numbers_take_the_node_defaults(bad):
     assert math.isfinite(req.timeout_s) and req.timeout_s == 120.0
     for key in ('temperature', 'top_p', 'min_p', 'repeat_penalty'):
         assert req.params[key] == DEFAULTS[key]
+
+
+def test_continuations_to_avoid_reach_the_backend_and_blank_ones_do_not():
+    req = goal_to_request(goal(avoid=[' put the ball down.', '  ', '']), DEFAULTS, None)
+    assert req.params['avoid'] == [' put the ball down.']
+    assert 'avoid' not in goal_to_request(goal(avoid=[]), DEFAULTS, None).params
+    assert 'avoid' not in goal_to_request(goal(), DEFAULTS, None).params   # an older client

@@ -131,3 +131,13 @@ def test_closed_backend_is_unavailable():
     with pytest.raises(LLMError) as info:
         b.complete('x', max_tokens=1)
     assert info.value.code == 'unavailable'
+
+
+def test_an_avoided_continuation_is_left_at_its_first_token(backend):
+    prompt = 'The robot looked at the table and said: I want to'
+    first = backend.complete(prompt, max_tokens=8, temperature=0.0)
+    word = first.text.split()[0]
+    again = backend.complete(prompt, max_tokens=8, temperature=0.0, avoid=[first.text])
+    assert again.text.split()[0] != word, (first.text, again.text)
+    # Without it, the same answer again: the ban is per call.
+    assert backend.complete(prompt, max_tokens=8, temperature=0.0).text == first.text

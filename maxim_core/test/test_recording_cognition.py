@@ -56,6 +56,20 @@ def test_a_thought_that_says_again_the_percept_a_memory_or_an_earlier_thought_is
     assert out['restated'] == [thoughts[0]['text'], thoughts[2]['text'], thoughts[3]['text']]
 
 
+def test_a_thought_that_says_again_one_of_the_last_six_thoughts_is_repeated():
+    percepts = [{'t': 0.0, 'labels': ['red ball'], 'narrative': 'I see 1 object: a red ball.'}]
+    said = 'I wonder what the red ball is made of.'
+    others = [f'The red ball {w} the cup.' for w in ('hides', 'passes', 'hits', 'leaves',
+                                                     'nears', 'circles')]
+    ts = [thought(1.0, said)] + [thought(2.0 + i, o) for i, o in enumerate(others[:5])] + [
+        thought(8.0, said),                 # five thoughts later: the stream went round
+        thought(9.0, others[5])] + [thought(10.0 + i, f'A {w} light.') for i, w in
+                                    enumerate(('green', 'blue', 'dim', 'warm', 'cold', 'red'))] + [
+        thought(20.0, said)]                # seven thoughts later: out of the window
+    out = analyse(ts, percepts, duration_s=60.0)
+    assert out['repeated'] == [said] and out['repeated_rate'] == 1 / len(ts)
+
+
 def test_a_cycles_model_calls_are_those_within_its_span():
     """bench/cognition/live.py replays each cycle's own calls: the agent's calls that
     started and ended within the cycle's span before its thought arrived."""

@@ -542,6 +542,7 @@ class Candidate:
     need: float = 0.0                  # deals with what stands in the way
     introspective: bool = False        # a read-only act (looking, recalling)
     memory: float = 0.0
+    intent: float = 0.0                # on what the cycle's thought is about
     habit: float = 0.0
     pain: float = 0.0
     total: float = 0.0
@@ -557,7 +558,8 @@ class Candidate:
                 'pmi': round(self.pmi, 3),
                 'value': round(self.value, 3), 'goal': round(self.goal, 3),
                 'need': round(self.need, 3),
-                'memory': round(self.memory, 3), 'habit': round(self.habit, 3),
+                'memory': round(self.memory, 3), 'intent': round(self.intent, 3),
+                'habit': round(self.habit, 3),
                 'pain': round(self.pain, 3), 'sources': list(self.sources)}
 
 
@@ -572,6 +574,7 @@ class ChoiceConfig:
     w_goal: float = 1.0
     w_avoid: float = 4.0               # what the goal or a person says not to do
     w_memory: float = 1.0
+    w_intent: float = 2.0              # an act on the thing the cycle's thought is about
     w_need: float = 2.0                # an act that deals with an obstacle (means-ends)
     w_frontier: float = 1.5            # an act on what the last act changed
     w_answer: float = 3.0              # speech, when a person asked and was not answered
@@ -590,7 +593,7 @@ class ChoiceConfig:
     # are in the diary (prompt.diary.restated). At most `thought_drafts` drafts a cycle; a
     # draft is given up as soon as its first `restate_words` words are `restate_abort`
     # restated (the rest of it would cost time for nothing). The last draft is never cut.
-    thought_drafts: int = 3
+    thought_drafts: int = 4
     restate_limit: float = 0.5
     restate_words: int = 8
     restate_abort: float = 0.8
@@ -699,6 +702,7 @@ _WHY_ACT = {
     'need': 'because it is the next step',
     'memory': 'because memory points to it',
     'relevance': 'because it follows from what I think',
+    'intent': 'because it is what I was thinking of',
 }
 _HELD = {'hurt': 'which hurt before', 'avoid': 'which I was told not to do'}
 
@@ -720,7 +724,8 @@ def why_chosen(ranked: Sequence[Candidate], g: Grounding,
             'because nothing calls for an act'
     else:
         terms = {'relevance': config.w_relevance * best.relevance, 'value': best.value,
-                 'goal': best.goal, 'need': best.need, 'memory': best.memory}
+                 'goal': best.goal, 'need': best.need, 'memory': best.memory,
+                 'intent': best.intent}
         top = max(terms, key=lambda k: terms[k])
         if top == 'goal':
             heard = {_stem(w) for w in content_words(g.heard)}
@@ -745,6 +750,21 @@ def why_chosen(ranked: Sequence[Candidate], g: Grounding,
     if not why:
         why = 'because nothing else fits better'
     return f'{why}; {held}' if held else why
+
+
+def thought_of(thought: str, things) -> list[set]:
+    """The things of `things` (names the robot perceives or knows) that `thought` is about,
+    as sets of word stems: a name counts when the thought holds all its words ("I wonder
+    what the green object is" is about the green object, not the red one). A thought that
+    names three things or more is a list, about none of them in particular.
+    The small model's liking for an act after its own thought barely told the thing the
+    thought was about from the others (the relevance of "memory recall green object" after
+    "I wonder what the green object is." was 1.38, of "... blue object" 1.12), and the
+    robot thought of one thing and did another in most cycles of a sim."""
+    said = {_stem(w) for w in content_words(thought)}
+    meant = [stems for n in things if (stems := {_stem(w) for w in content_words(n)})
+             and stems <= said]
+    return meant if len(meant) <= 2 else []
 
 
 def _speaks(spec) -> bool:
@@ -908,7 +928,7 @@ class Chooser:
         return int(done.prompt_tokens)
 
     # -- what else weighs --------------------------------------------------------------------
-    def weigh(self, cands: Sequence[Candidate], g: Grounding) -> None:
+    def weigh(self, cands: Sequence[Candidate], g: Grounding, thought: str = '') -> None:
         cfg = self.config
         goal_stems = {_stem(w) for w in content_words(f'{g.goal} {g.heard}')}
         asked = goal_stems | {_stem(w) for w in content_words(
@@ -927,6 +947,7 @@ class Chooser:
         blocks, resume = means_ends(g)
         own_tools = {r.tool for r in g.recent}
         things = {n for n in g.names()}
+        meant = thought_of(thought, things)
         # The world changed with the last successful act that was not read-only.
         last_success = max((i for i, r in enumerate(g.recent)
                             if r.success and not r.introspection), default=-1)
@@ -1101,10 +1122,13 @@ class Chooser:
                 c.need += cfg.w_frontier
             if asked_me and ('speech' in c.sources):
                 c.goal += cfg.w_answer
+            if meant and 'speech' not in c.sources and any(
+                    stems <= {_stem(w) for w in content_words(c.phrase)} for stems in meant):
+                c.intent = cfg.w_intent
             c.pain = max((cfg.w_pain * float(p) for t, a, p in g.pains
                           if t == c.tool and _same_direction(a or {}, c.args)), default=0.0)
             c.total = (cfg.w_relevance * c.relevance + c.value + c.goal + c.need + c.memory
-                       - c.habit - c.pain)
+                       + c.intent - c.habit - c.pain)
         # Asked for what hurt before: the same kind of act done another way is what can be
         # done of what was asked (asked to turn further left where that hurt, turn the head
         # elsewhere; not stand still).
@@ -1148,12 +1172,13 @@ class Chooser:
                 self._surprise[m] = -float(lp)
         g.salient = tuple(sorted(words, key=lambda w: -self._surprise[f' {w}'])[:keep])
 
-    def decide(self, cands: list[Candidate], g: Grounding, prompt: str
+    def decide(self, cands: list[Candidate], g: Grounding, prompt: str, thought: str = ''
                ) -> tuple[Candidate | None, list[Candidate], int]:
-        """Score and weigh `cands` after `prompt` (the diary's decision line): the chosen
-        candidate (None: wait), all of them best first, and the prompt's tokens."""
+        """Score and weigh `cands` after `prompt` (the diary's decision line, which ends
+        with `thought`): the chosen candidate (None: wait), all of them best first, and the
+        prompt's tokens."""
         tokens = self.relevance(prompt, cands)
-        self.weigh(cands, g)
+        self.weigh(cands, g, thought)
         ranked = sorted(cands, key=lambda c: -c.total)
         return (None if ranked[0].tool is None else ranked[0]), ranked, tokens
 
@@ -1187,4 +1212,9 @@ class Chooser:
 # be written, and a line is one utterance or one thought.
 _PLAIN = r'[^"\\<>{}\[\]\x00-\x1F\x7F]'
 SAY_GRAMMAR = f'root ::= {_PLAIN}{{1,160}} "\\""\n'
-THOUGHT_GRAMMAR = f'root ::= " "? {_PLAIN}{{1,240}} "\\n"\n'
+# A thought is one sentence: what the small model wrote after its first one was mostly the
+# percept told again ("I wonder what this face is? I am looking at the orange object for a
+# moment."), which hid a thought said before behind a new tail; one sentence is also a
+# third fewer tokens.
+_IN_SENTENCE = _PLAIN[:-1] + '.?!]'
+THOUGHT_GRAMMAR = f'root ::= " "? {_IN_SENTENCE}{{1,240}} [.?!]? "\\n"\n'

@@ -386,7 +386,7 @@ class Deliberator:
         self.clock = clock
         self._cancel = threading.Event()
         self._history_total = 0
-        self._last_opening = ''          # how the last thought kept began (_write_thought)
+        self._openings: list[str] = []   # how the thoughts kept began, latest last
 
     # -- budgets -----------------------------------------------------------------------------
     @property
@@ -655,8 +655,8 @@ class Deliberator:
                 if cancelled():
                     raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
                 forming(thought, llm_s + self.clock() - t0)
-                best, ranked, prompt_tokens = chooser.decide(cands, g,
-                                                             diary.decide_prompt(thought))
+                best, ranked, prompt_tokens = chooser.decide(
+                    cands, g, diary.decide_prompt(thought), thought)
                 for c in ranked:
                     if c.free_param == 'thought':
                         c.args = {**c.args, 'thought': thought}
@@ -709,18 +709,25 @@ class Deliberator:
 
     def _write_thought(self, diary: Diary, g, seed: int, cancelled) -> tuple[str, Any]:
         """The cycle's thought: the model continues the diary's open line "I think:". A
-        draft that only says again what the diary says (`restated`: the percept or a memory
-        line in its own words, the small model's habit; a person's words taken up are not
-        counted) or names nothing the robot knows is written again, begun with the next of
-        OPENINGS ("I want to", "I wonder what"), within `thought_drafts`. The first draft
-        that adds something and names something known is the thought; else the one that
-        restates least among those that name something.
+        draft that only says again what the diary says (`restated`: the percept, a memory
+        line or one of the robot's earlier thoughts in its own words, the small model's
+        habit; a person's words taken up are not counted) or names nothing the robot knows
+        is written again, begun with the next of OPENINGS ("I want to", "I wonder what",
+        "Should I"; the stance kept longest ago first), within `thought_drafts`. The first
+        draft that adds something and names something known is the thought; else the one
+        that restates least among those that name something.
         Returns (thought, the completion with every draft's tokens counted)."""
         cfg, ch = self.config, self.chooser.config
-        again_in = restated_against(diary.head(), own=g.heard)   # read once, used per token
-        # The stance the last thought took comes last: taken again, the draft said that
-        # thought again ("I want to see a red object", four times in one sim).
-        openings = [''] + sorted(OPENINGS, key=lambda o: o == self._last_opening)
+        # Measured against the diary and every thought of the steps the robot keeps, also
+        # those the diary no longer shows: a thought told again three steps later is still
+        # the stream going round ("I want to see a red object", four times in one sim).
+        said = [str(getattr(e, 'thought', '')) for e in diary.history] + list(diary.thoughts)
+        again_in = restated_against(f'{diary.head()}\n' + '\n'.join(said), own=g.heard)
+        # The stance taken longest ago first: taken again, a draft said the last thought
+        # again in its words ("I wonder what it is, with the red object" / "... with the
+        # moving thing").
+        openings = [''] + sorted(OPENINGS, key=lambda o: self._openings.index(o)
+                                 if o in self._openings else -1)
         n = min(ch.thought_drafts, len(openings))
         drafts: list[tuple[tuple, str, str]] = []
         prompt_tokens = completion_tokens = 0
@@ -728,30 +735,35 @@ class Deliberator:
         for i in range(n):
             opening, last = openings[i], i == n - 1
             text = [opening]
+            # What the robot thought from this opening lately is not written again: the
+            # model leaves it at its first word (pieces_to_avoid), not after it was written.
+            avoid = [t[len(opening):] for t in said
+                     if opening and t.startswith(opening) and t[len(opening):].strip()]
 
-            def on_token(piece: str, text=text, last=last) -> bool:
+            def on_token(piece: str, text=text, last=last, opening=opening) -> bool:
                 if cancelled():
                     return False
                 text[0] += piece
                 # Whole words only, so a replayed run (tokens as words) stops where it did.
                 words = text[0].split() if text[0][-1:].isspace() else text[0].split()[:-1]
                 return last or len(words) < ch.restate_words or \
-                    again_in(' '.join(words)) < ch.restate_abort
+                    again_in(' '.join(words), opening) < ch.restate_abort
             done = self.backend.complete(
                 diary.think_prompt(opening), max_tokens=ch.thought_max_tokens,
                 temperature=ch.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
                 repeat_penalty=cfg.repeat_penalty, seed=seed, stop=['\n'],
-                grammar=THOUGHT_GRAMMAR, on_token=on_token)
+                grammar=THOUGHT_GRAMMAR, on_token=on_token, **({'avoid': avoid} if avoid else {}))
             prompt_tokens += int(done.prompt_tokens)
             completion_tokens += int(done.completion_tokens)
             if cancelled():
                 raise _Failure(OUT_CANCELLED, 'cancelled while thinking')
             if done.stop_reason == STOP_CANCELLED:       # given up: it was restating
                 continue
-            thought = own_words(f'{opening} {done.text}')
+            # An opening taken for a label ("Should I: see the object ...") reads on.
+            thought = own_words(f'{opening} {done.text.lstrip(" :;,-") if opening else done.text}')
             if not thought or thought == opening or is_template(thought):
                 continue
-            named, again = g.names_known(thought), again_in(thought)
+            named, again = g.names_known(thought), again_in(thought, opening)
             if named and again < ch.restate_limit:
                 drafts = [((False, again), thought, opening)]
                 break
@@ -760,7 +772,9 @@ class Deliberator:
             raise ValueError(f'no thought of {n} draft(s) was more than empty, template or '
                              f'restated text (the last: {done.text if done else ""!r})')
         done.prompt_tokens, done.completion_tokens = prompt_tokens, completion_tokens
-        _, thought, self._last_opening = min(drafts, key=lambda d: d[0])
+        _, thought, opening = min(drafts, key=lambda d: d[0])
+        if opening:
+            self._openings = [o for o in self._openings if o != opening] + [opening]
         return thought, done
 
     def _fail(self, res: DeliberationResult, failure: _Failure, cycle: int, cap: int,

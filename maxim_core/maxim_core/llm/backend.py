@@ -79,13 +79,39 @@ class Backend(Protocol):
                  top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
                  seed: int = -1, stop: Sequence[str] = (), json_schema: dict | None = None,
                  grammar: str | None = None,
-                 on_token: TokenCallback | None = None) -> Completion:
-        """Complete `prompt`; raise LLMError on failure."""
+                 on_token: TokenCallback | None = None,
+                 avoid: Sequence[str] = ()) -> Completion:
+        """Complete `prompt`; raise LLMError on failure. `avoid`: continuations not to
+        write again (see `pieces_to_avoid`)."""
 
     def score(self, prompt: str, continuations: Sequence[str]) -> Completion:
         """How likely each continuation is after `prompt`: `Completion.logprobs[i]` is the sum
         of the log-probabilities of continuation i's tokens, `token_counts[i]` their number.
         Optional: a backend that cannot score raises LLMError(BAD_REQUEST)."""
+
+
+def pieces_to_avoid(answer: str, avoid: Sequence[str], longest: int = 24) -> set[str]:
+    """The texts a next token must not have: those that would keep `answer` (what was
+    written so far) the beginning of one of `avoid`, leading whitespace aside. So a
+    continuation avoided is left at its first token, and the answer goes its own way from
+    there on: after "I think: Should I", with " put the red object in front of me?" avoided,
+    " put" (and " p", " pu") cannot come first, " look" can; once the answer differs from an
+    avoided text, that text bans nothing more.
+    The small model given nearly the same diary wrote the same thought from the same opening
+    cycle after cycle ("Should I put the red object in front of me?" six times in a 120 s
+    sim), whatever the seed."""
+    written = answer.lstrip()
+    out: set[str] = set()
+    for text in avoid:
+        text = text.lstrip()
+        if len(text) <= len(written) or not text.startswith(written):
+            continue
+        rest = text[len(written):]
+        for k in range(1, min(longest, len(rest)) + 1):
+            out.add(rest[:k])
+            if not written and not answer:      # the first token may bring the space
+                out.add(' ' + rest[:k])
+    return out
 
 
 class ScriptedBackend:
@@ -134,9 +160,10 @@ class ScriptedBackend:
                  top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
                  seed: int = -1, stop: Sequence[str] = (), json_schema: dict | None = None,
                  grammar: str | None = None, on_token: TokenCallback | None = None,
-                 min_p: float = 0.05, deadline: float | None = None) -> Completion:
-        # min_p and deadline are accepted for parity with LlamaCppBackend; a script has no
-        # sampling and answers at once.
+                 min_p: float = 0.05, deadline: float | None = None,
+                 avoid: Sequence[str] = ()) -> Completion:
+        # min_p, deadline and avoid are accepted for parity with LlamaCppBackend (avoid is
+        # recorded); a script has no sampling and answers at once.
         t0 = self.clock()
         with self._lock:
             index = len(self.prompts)
@@ -144,7 +171,7 @@ class ScriptedBackend:
             self.calls.append({'max_tokens': max_tokens, 'temperature': temperature,
                                'min_p': min_p,
                                'json_schema': json_schema, 'grammar': grammar,
-                               'stop': list(stop), 'seed': seed})
+                               'stop': list(stop), 'seed': seed, 'avoid': list(avoid)})
         if callable(self.script):
             answer = self.script(prompt)
         else:

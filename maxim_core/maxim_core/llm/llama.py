@@ -24,8 +24,9 @@ import llama_cpp
 import numpy as np
 
 from maxim_core.llm.backend import (BAD_REQUEST, Completion, GrammarCompileError, LLMError,
-                                    MODEL_ERROR, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
-                                    STOP_TIMEOUT, TIMEOUT, TokenCallback, UNAVAILABLE)
+                                    MODEL_ERROR, pieces_to_avoid, STOP_CANCELLED, STOP_EOS,
+                                    STOP_LENGTH, STOP_TIMEOUT, TIMEOUT, TokenCallback,
+                                    UNAVAILABLE)
 
 _GRAMMAR_CACHE_SIZE = 16
 _TOKEN_DTYPE = np.dtype([('id', np.int32), ('logit', np.float32), ('p', np.float32)],
@@ -141,6 +142,7 @@ class LlamaCppBackend:
         self._one = llama_cpp.llama_token_data()
         self._buf = ctypes.create_string_buffer(256)
         self._pieces: dict[int, bytes] = {}
+        self._piece_ids: dict[bytes, list[int]] | None = None    # built at the first avoid
         self.rejections = 0       # grammar resamples (for the bench)
         self.full_resamples = 0   # of which over the whole vocabulary
         self.grammar_prefilter = grammar_prefilter
@@ -375,9 +377,11 @@ class LlamaCppBackend:
                  top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
                  seed: int = -1, stop: Sequence[str] = (), json_schema: dict | None = None,
                  grammar: str | None = None, on_token: TokenCallback | None = None,
-                 min_p: float = 0.05, deadline: float | None = None) -> LlamaCompletion:
+                 min_p: float = 0.05, deadline: float | None = None,
+                 avoid: Sequence[str] = ()) -> LlamaCompletion:
         """Complete `prompt` (see Backend). Besides the protocol: `min_p`, and `deadline` (on
-        `clock`) after which the answer so far returns with stop_reason STOP_TIMEOUT."""
+        `clock`) after which the answer so far returns with stop_reason STOP_TIMEOUT.
+        `avoid`: continuations whose path is left at the first token (`pieces_to_avoid`)."""
         if max_tokens < 1:
             raise LLMError(BAD_REQUEST, f'max_tokens must be >= 1, got {max_tokens}')
         if temperature < 0 or not 0 < top_p <= 1 or top_k < 0 or repeat_penalty <= 0 \
@@ -402,15 +406,28 @@ class LlamaCppBackend:
                 cached = self._load_prompt(tokens)
                 self.last_cached_tokens = cached
                 return self._generate(t0, tokens, cached, budget, chain, grammar_sampler,
-                                      stops, on_token, deadline)
+                                      stops, on_token, deadline,
+                                      [a for a in avoid if a and a.strip()])
             except (RuntimeError, OSError) as exc:
                 self.llm.reset()
                 raise LLMError(MODEL_ERROR, f'llama.cpp failed: {exc}') from exc
             finally:
                 llama_cpp.llama_sampler_free(chain)
 
+    def _ban(self, pieces: set[str]) -> None:
+        """No token whose text is one of `pieces` can be drawn next (its logit is -inf)."""
+        if self._piece_ids is None:       # ~0.5 s once for a 262k vocabulary
+            self._piece_ids = {}
+            for token in range(self._n_vocab):
+                self._piece_ids.setdefault(self._piece(token), []).append(token)
+        ids = [t for p in pieces for t in self._piece_ids.get(p.encode('utf-8'), ())]
+        if ids:
+            logits = np.ctypeslib.as_array(
+                llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, -1), shape=(self._n_vocab,))
+            logits[ids] = -np.inf
+
     def _generate(self, t0, tokens, cached, budget, chain, grammar, stops, on_token,
-                  deadline) -> LlamaCompletion:
+                  deadline, avoid=()) -> LlamaCompletion:
         decoder = codecs.getincrementaldecoder('utf-8')(errors='replace')
         text, emitted, n_out, ttft = '', 0, 0, 0.0
         reason, stop_sequence = STOP_LENGTH, ''
@@ -419,6 +436,8 @@ class LlamaCppBackend:
             if deadline is not None and self.clock() >= deadline:
                 reason = STOP_TIMEOUT
                 break
+            if avoid:
+                self._ban(pieces_to_avoid(text, avoid))
             token = self._sample(chain, grammar)
             if n_out == 0:
                 ttft = self.clock() - t0

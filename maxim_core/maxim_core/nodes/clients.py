@@ -133,13 +133,13 @@ class GenerateBackend:
     def complete(self, prompt: str, *, max_tokens: int = 256, temperature: float = 0.8,
                  top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
                  seed: int = -1, stop=(), json_schema: dict | None = None,
-                 grammar: str | None = None, on_token=None) -> Completion:
+                 grammar: str | None = None, on_token=None, avoid=()) -> Completion:
         return self._call(Generate.Goal(
             prompt=prompt, grammar=grammar or '',
             json_schema=json.dumps(json_schema) if json_schema else '',
             max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p),
             top_k=int(top_k), repeat_penalty=float(repeat_penalty), seed=int(seed),
-            stop=list(stop)), on_token)
+            stop=list(stop), avoid=[str(a) for a in avoid]), on_token)
 
     def score(self, prompt: str, continuations) -> Completion:
         """Backend.score through the llm node (a goal with `candidates`)."""

@@ -36,9 +36,10 @@ LABELS = {
     'say': SAY_CUE,
 }
 # How a thought may begin when the model's own draft only said again what the diary says
-# (see `restated`): an intention, then a question. They are the stances a mind takes to what
-# it notices (what it wants of it, what it does not know of it); the model writes the rest.
-OPENINGS = ('I want to', 'I wonder what')
+# (see `restated`): an intention, a question, a choice to weigh. They are the stances a mind
+# takes to what it notices (what it wants of it, what it does not know of it, what it might
+# do about it); the model writes the rest.
+OPENINGS = ('I want to', 'I wonder what', 'Should I')
 # The prompt's fixed text (labels with the name left out, and the openings): what the copy
 # measure compares thoughts and arguments against.
 FIXED_TEXT = tuple(v.replace('{name}', '').strip() for v in LABELS.values()) + OPENINGS
@@ -141,6 +142,11 @@ def in_words(line: str) -> str:
         if m['n']:
             parts.append(f'seen {_how_often(int(m["n"]))}')
         rest = _STATS.sub('', m['rest']).strip().lstrip(':').strip()
+        # A relation to a learned pattern ("RELATED_TO track_target + orange object+red
+        # object -> success") is memory's bookkeeping of acts, not a thing the concept is
+        # seen with: the model copied it as a thought.
+        rest = ', '.join(part for part in rest.split(',')
+                         if not re.search(r'\+|->|\bsuccess\b|\bfailure\b', part))
         rest = _FIGURES.sub('', re.sub(r'\brelated_to\b', 'with', rest, flags=re.IGNORECASE))
         rest = rest.replace('_', ' ')
         for _ in range(3):
@@ -316,11 +322,16 @@ def restated_against(source: str, n: int = 3, own: str = '') -> Callable[[str], 
     pairs = {tuple(src[i:i + 2]) for i in range(len(src) - 1)} - \
         {tuple(mine[i:i + 2]) for i in range(len(mine) - 1)}
 
-    def measure(text: str) -> float:
+    def measure(text: str, given: str = '') -> float:
         words = _WORDS.findall(text.lower())
         if len(words) < n:
             return 1.0
-        runs = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+        # The runs within `given`, the opening the text was begun with ("I want to"), are
+        # not its own to have said again: "I want to see something red" says nothing again
+        # for having begun like "I want to see the face".
+        skip = max(0, len(_WORDS.findall(given.lower())) - n + 1)
+        first = min(skip, len(words) - n)
+        runs = [tuple(words[i:i + n]) for i in range(first, len(words) - n + 1)]
         share = sum(r in have for r in runs) / len(runs)
         # A paraphrase of a list the diary holds ("I want to see: red object, near to my
         # left; green object, above to the right") keeps its things in their order: its
@@ -357,14 +368,6 @@ def copied_run(text: str, fixed: Sequence[str], n: int = 8) -> str:
     if len(words) < n:
         return ''
     grams = set().union(*(_runs(source, n) for source in fixed))
-    for i in range(len(words) - n + 1):
-        if tuple(words[i:i + n]) in grams:
-            return ' '.join(words[i:i + n])
-    return ''
-    grams = set()
-    for source in fixed:
-        w = re.findall(r"[a-z0-9']+", source.lower())
-        grams.update(tuple(w[i:i + n]) for i in range(len(w) - n + 1))
     for i in range(len(words) - n + 1):
         if tuple(words[i:i + n]) in grams:
             return ' '.join(words[i:i + n])

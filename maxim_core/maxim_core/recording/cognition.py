@@ -12,6 +12,11 @@ the same numbers:
 - restated rate: thoughts that only say again what the robot's diary said (half or more of
   their three-word runs are in the percepts just before, the memory lines or the last
   thoughts: prompt.diary.restated), the small model's habit of copying what it reads;
+- followed rate: of the thoughts about one or two things in view
+  (deliberation.choice.thought_of), those whose action names one of them: the act carries
+  out what the robot was thinking of;
+- repeated rate: thoughts that say again one of the robot's own thoughts of the last
+  `REPEAT_WINDOW` (half or more of their three-word runs), a stream that goes round;
 - grounded-argument rate: action arguments made of what was perceived, heard or recalled
   (free text counts when it is not template text);
 - actions per minute and the cycle time percentiles.
@@ -23,13 +28,15 @@ import json
 import statistics
 from typing import Iterable, Sequence
 
-from maxim_core.deliberation.choice import content_words, FREE_TEXT_PARAMS, is_template
+from maxim_core.deliberation.choice import (content_words, FREE_TEXT_PARAMS, is_template,
+                                            phrase_of, thought_of)
 from maxim_core.llm.grammar import literal
 from maxim_core.prompt.builder import (FOUNDATIONAL_RULES, INTERACTIVE_BLOCK, PFC_PREAMBLE,
                                        RESPONSE_FORMAT, SIMULATION_BLOCK)
 from maxim_core.prompt.diary import copied_run, FIXED_TEXT, restated
 
 RESTATED = 0.5           # ChoiceConfig.restate_limit's default
+REPEAT_WINDOW = 6        # the thoughts before a thought its repeat is looked for in
 
 # Every fixed text a prompt of the project carries or carried.
 PROMPT_FIXED_TEXT = tuple(FIXED_TEXT) + (FOUNDATIONAL_RULES, INTERACTIVE_BLOCK, PFC_PREAMBLE,
@@ -50,16 +57,20 @@ def copies(text: str, n: int = 8) -> bool:
     return bool(copied_run(text, PROMPT_FIXED_TEXT, n))
 
 
+def _labels(t: dict, percepts: Sequence[dict], window_s: float) -> set[str]:
+    at = float(t.get('t', 0.0))
+    return {str(label) for p in percepts if at - window_s <= float(p.get('t', 0.0)) <= at
+            for label in p.get('labels', [])}
+
+
 def _context(t: dict, percepts: Sequence[dict], window_s: float) -> tuple[set, str]:
     """Stems of what was in view or recalled around thought `t`, and the percepts' words."""
     at = float(t.get('t', 0.0))
     names: set[str] = set()
-    words = []
-    for p in percepts:
-        if at - window_s <= float(p.get('t', 0.0)) <= at:
-            for label in p.get('labels', []):
-                names |= _stems(content_words(str(label)))
-            words.append(str(p.get('narrative', '')))
+    for label in _labels(t, percepts, window_s):
+        names |= _stems(content_words(label))
+    words = [str(p.get('narrative', '')) for p in percepts
+             if at - window_s <= float(p.get('t', 0.0)) <= at]
     names |= _stems(content_words(str(t.get('experience', ''))))
     return names, ' '.join(words)
 
@@ -70,14 +81,17 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
     ts = deliberation_thoughts(thoughts)
     copied = [t['text'] for t in ts if copies(t['text'])]
     named = 0
-    said_again = []
+    said_again, repeated = [], []
     for i, t in enumerate(ts):
         _, seen = _context(t, percepts, window_s)
         before = ' '.join(str(x['text']) for x in ts[max(0, i - 3):i])
         if restated(t['text'], f'{seen}\n{t.get("experience", "")}\n{before}') >= RESTATED:
             said_again.append(t['text'])
+        own = '\n'.join(str(x['text']) for x in ts[max(0, i - REPEAT_WINDOW):i])
+        if own and restated(t['text'], own) >= RESTATED:
+            repeated.append(t['text'])
     args_total = args_grounded = 0
-    actions = 0
+    actions = about = followed = 0
     ungrounded: list[str] = []
     # The robot's own tools, as its choices listed them: an argument that names one
     # (predict_outcome {"tool_name": "memory_recall"}) is grounded in what it can do.
@@ -101,6 +115,12 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
         if not t.get('ready_to_act', True):
             continue
         actions += 1
+        meant = thought_of(t['text'], _labels(t, percepts, window_s))
+        if meant:
+            about += 1
+            did = _stems(content_words(phrase_of(str(action.get('tool')),
+                                                 action.get('args') or {})))
+            followed += any(stems <= did for stems in meant)
         context = f'{seen} {t.get("experience", "")}'.lower()
         for key, value in (action.get('args') or {}).items():
             if not isinstance(value, str):
@@ -123,6 +143,9 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
         'named_rate': named / len(ts) if ts else 0.0,
         'restated_rate': len(said_again) / len(ts) if ts else 0.0,
         'restated': said_again[:5],
+        'repeated_rate': len(repeated) / len(ts) if ts else 0.0,
+        'repeated': repeated[:5],
+        'followed_rate': followed / about if about else 0.0,
         'actions': actions,
         'actions_per_min': actions / minutes,
         'args': args_total,
