@@ -1142,6 +1142,15 @@ def test_where_the_percept_says_a_thing_is_is_no_word_to_search_memory_for():
     assert not {'above', 'ahead', 'straight', 'familiar'} & set(terms)
 
 
+def test_a_reading_of_the_body_is_no_word_to_search_memory_for_or_track():
+    g = Grounding(percept='I hear a person.', recalled=[
+        'just now: head moving by pan 0.00, tilt 0.40 rad; move worked'])
+    terms = g.memory_terms(8)
+    assert not {'pan', 'tilt', 'rad'} & set(terms)
+    from maxim_core.deliberation.choice import memory_content
+    assert memory_content('I see 2 objects: a red ball') == 'I see 2 objects: a red ball'
+
+
 def test_a_measured_figures_name_is_no_word_to_search_memory_for():
     g = Grounding(percept='I see a green object.', recalled=[
         '"green object" (object, confidence=0.99, 52 episodes): RELATED_TO orange object; '
@@ -1285,3 +1294,20 @@ def test_what_a_thought_is_about_needs_every_word_of_a_name_and_few_names():
 def test_an_opening_the_model_took_for_a_label_reads_on():
     step, backend, events = _drafted({'': f' {SEEN}', 'I want to': ': look at the red ball.'})
     assert events.thoughts[0].text == 'I want to look at the red ball.'
+
+
+def test_a_parameter_grounded_on_names_takes_only_things_the_robot_perceives_or_knows():
+    from maxim_core.tools.robot import TrackTargetTool
+    g = Grounding(percept='I hear a person.', heard='Look further to the left again.',
+                  objects=['yellow object'], recalled=[
+                      'Turning my head further left when it was already far left hurt me.',
+                      'just now: head moving by pan 0.00, tilt 0.40 rad; move worked'])
+    track = ToolSpec('track_target', TrackTargetTool.description, TrackTargetTool.input_schema)
+    labels = {c.args.get('target_label') for c in CandidateBuilder().build([track], g)}
+    assert labels - {None} == {'yellow object'}
+    # Without the mark, any grounded word is a value (the tool's author did not say).
+    labels = {c.args.get('target_label') for c in CandidateBuilder().build([TRACK], g)}
+    assert 'yellow object' in labels and len(labels) > 1
+    # Nothing in view: the tool is proposed without a label (it follows what it can).
+    g.objects = []
+    assert all(c.args == {} for c in CandidateBuilder().build([track], g))

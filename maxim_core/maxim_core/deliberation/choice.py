@@ -773,6 +773,11 @@ def _speaks(spec) -> bool:
     return any(k in FREE_TEXT_PARAMS and k != 'thought' for k in schema.get('required') or ())
 
 
+# A tool's parameter schema may say where its value comes from: "names" (a thing the robot
+# perceives or knows, Grounding.names), else any grounded word.
+GROUNDING_KEY = 'x-grounding'
+
+
 class CandidateBuilder:
     """Candidate actions for the active tools, their arguments from the grounding."""
 
@@ -880,6 +885,12 @@ class CandidateBuilder:
         if commands and re.search(r'command|cmd|script|shell', key):
             values += commands
         values += pool
+        if prop.get(GROUNDING_KEY) == 'names' and g is not None:
+            # A thing to act on in the world (what to follow with the head): a name the
+            # robot perceives or knows, not any word of the moment ("track target moving",
+            # "track target hurt" from a memory of the head moving and of pain).
+            names = set(g.names())
+            values = [v for v in values if v in names]
         out = []
         for v in values:
             if v and len(v) <= limit and v not in out:

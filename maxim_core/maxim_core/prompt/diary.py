@@ -106,9 +106,15 @@ _KEY_VALUE = re.compile(r'\b[a-z_]+=[-+\d.e]+%?')
 _FIGURES = re.compile(r'\([^()]*=[^()]*\)|\S*=\S*')
 
 
+# A reading of the body ("head moving by pan 0.00, tilt 0.40 rad"): a name with a measured
+# value and its unit. The robot tracked "tilt" and searched its memory for "rad".
+_READING = re.compile(r'\b[A-Za-z_]+\s+[-+]?\d+\.\d+(?:\s*(?:rad|deg|degrees|m|cm|mm|s|ms|%)\b)?')
+
+
 def strip_figures(text: str) -> str:
-    """`text` without measured figures ('success_rate=1.0', '(R^2=0.00, n=6)')."""
-    return _FIGURES.sub(' ', text)
+    """`text` without measured figures ('success_rate=1.0', '(R^2=0.00, n=6)', 'tilt 0.40
+    rad')."""
+    return _READING.sub(' ', _FIGURES.sub(' ', text))
 
 
 _EMPTY = re.compile(r'\(\s*[,;]?\s*\)|\s+(?=[,;:)])|[:;,](?=\s*[,;:]|\s*$)')

@@ -190,7 +190,7 @@ def weighed_line(choice: list, top: int = 8) -> str:
     parts = []
     for c in choice[:top]:
         why = ', '.join(f'{k} {c[k]:.1f}' for k in ('relevance', 'value', 'goal', 'need',
-                                                    'memory', 'habit', 'pain')
+                                                    'memory', 'intent', 'habit', 'pain')
                         if isinstance(c.get(k), (int, float)) and c.get(k))
         parts.append(f'{c.get("phrase", "?")} {c.get("total", 0.0):.1f} ({why})')
     return ' | '.join(parts)

@@ -149,7 +149,8 @@ class TrackTargetTool(_HeadTool):
         'type': 'object',
         'properties': {
             'target_label': {'type': 'string', 'maxLength': 64, 'default': '',
-                             'description': 'what to follow, e.g. "person"'},
+                             'description': 'what to follow, e.g. "person"',
+                             'x-grounding': 'names'},
             'track_id': {'type': 'integer', 'minimum': 0, 'default': 0,
                          'description': 'tracker id (0 = use the label)'},
             'duration_s': _DURATION,
