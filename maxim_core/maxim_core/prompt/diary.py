@@ -60,6 +60,8 @@ _MADE_LABEL = re.compile(r'(?<=[.;!?])\s*(?:[A-Za-z_]+\s+){0,2}[A-Za-z_]+:(?=\s|
 _CUT_MARK = re.compile(r'(?:\s*(?:\.\.\.|…)[\s;,]*|[;,]?\s*\b[a-z]+_[a-z_]+\b'
                        r'(?:\s+(?:worked|failed|succeeded))?[\s.;,]*)+$')
 
+_OPEN_BRACKET = re.compile(r'\s*\([^()]*$')
+
 
 def own_words(text: str) -> str:
     """`text` without the diary lines the model went on to write: cut where a label of the
@@ -76,7 +78,8 @@ def own_words(text: str) -> str:
     for label in (_LINE_LABELS, _MADE_LABEL):
         m = label.search(text)
         text = text[:m.start()] if m else text
-    return _CUT_MARK.sub('', text).strip(' -;,')
+    # A bracket left open where the thought stopped ("I wonder what the red object (").
+    return _OPEN_BRACKET.sub('', _CUT_MARK.sub('', text)).strip(' -;,')
 
 
 def has_label(text: str) -> bool:
