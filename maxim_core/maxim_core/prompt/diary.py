@@ -61,17 +61,20 @@ _CUT_MARK = re.compile(r'(?:\s*(?:\.\.\.|…)[\s;,]*|[;,]?\s*\b[a-z]+_[a-z_]+\b'
                        r'(?:\s+(?:worked|failed|succeeded))?[\s.;,]*)+$')
 
 _OPEN_BRACKET = re.compile(r'\s*\([^()]*$')
+# A label of the model's own making that a text begins with ("the user said:", "respond:
+# I see ..."): the diary's pattern, not a thought.
+_FIRST_LABEL = re.compile(r'(?:[A-Za-z_]+\s+){0,2}[A-Za-z_]+:(?=\s|$)')
 
 
 def own_words(text: str) -> str:
     """`text` without the diary lines the model went on to write: cut where a label of the
     diary begins ("I want to look at it. I did: track target ..." -> "I want to look at
     it.") or one of its own making after a sentence (". I do: ..."), a label it began with
-    left out ("I remember: the green object" -> "the green object"), and without memory's
-    mark of a cut line at the end."""
+    left out ("I remember: the green object" -> "the green object", "the user said:" ->
+    ""), and without memory's mark of a cut line at the end."""
     text = ' '.join(str(text).split())
     while True:
-        m = _LINE_LABELS.match(text)
+        m = _LINE_LABELS.match(text) or _FIRST_LABEL.match(text)
         if not m:
             break
         text = text[m.end():].lstrip()
