@@ -1252,7 +1252,6 @@ def test_labels_of_the_models_own_making_and_memorys_cut_marks_end_a_thought():
     assert own_words('I wonder what the red object (') == 'I wonder what the red object'
     assert own_words('the user said:') == ''
     assert own_words('respond: I see 1 face.') == 'I see 1 face.'
-    assert own_words('I wonder what it is: a ball?') == 'I wonder what it is: a ball?'
     assert own_words('I see 2 yellow objects (or so)') == 'I see 2 yellow objects (or so)'
     assert own_words('I wonder what the object is (i.e., what it was). Next:') == \
         'I wonder what the object is (i.e., what it was).'

@@ -1133,8 +1133,7 @@ class Chooser:
                 c.need += cfg.w_frontier
             if asked_me and ('speech' in c.sources):
                 c.goal += cfg.w_answer
-            if meant and 'speech' not in c.sources and any(
-                    stems <= {_stem(w) for w in content_words(c.phrase)} for stems in meant):
+            if meant and 'speech' not in c.sources and any(stems <= words for stems in meant):
                 c.intent = cfg.w_intent
             c.pain = max((cfg.w_pain * float(p) for t, a, p in g.pains
                           if t == c.tool and _same_direction(a or {}, c.args)), default=0.0)

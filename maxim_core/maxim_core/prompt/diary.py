@@ -54,7 +54,8 @@ _LINE_LABELS = re.compile('|'.join(re.escape(v.replace('{name}', '').strip().rst
 # A label of the model's own making after a sentence ("... orange object. I do: memory
 # recall", "...; remember: I saw 1 object", ". Next: the green"): the diary's pattern, a new
 # line begun inside the thought.
-_MADE_LABEL = re.compile(r'(?<=[.;!?])\s*(?:[A-Za-z_]+\s+){0,2}[A-Za-z_]+:(?=\s|$)')
+_LABEL = r'(?:[A-Za-z_]+\s+){0,2}[A-Za-z_]+:(?=\s|$)'
+_MADE_LABEL = re.compile(r'(?<=[.;!?])\s*' + _LABEL)
 # Memory's mark of a line it cut ("an orange ..."), and the tail of an episode line ("...;
 # track_target worked"), copied to the end of a thought.
 _CUT_MARK = re.compile(r'(?:\s*(?:\.\.\.|…)[\s;,]*|[;,]?\s*\b[a-z]+_[a-z_]+\b'
@@ -63,7 +64,7 @@ _CUT_MARK = re.compile(r'(?:\s*(?:\.\.\.|…)[\s;,]*|[;,]?\s*\b[a-z]+_[a-z_]+\b'
 _OPEN_BRACKET = re.compile(r'\s*\([^()]*$')
 # A label of the model's own making that a text begins with ("the user said:", "respond:
 # I see ..."): the diary's pattern, not a thought.
-_FIRST_LABEL = re.compile(r'(?:[A-Za-z_]+\s+){0,2}[A-Za-z_]+:(?=\s|$)')
+_FIRST_LABEL = re.compile(_LABEL)
 
 
 def own_words(text: str) -> str:
@@ -123,6 +124,8 @@ def strip_figures(text: str) -> str:
     return _READING.sub(' ', _FIGURES.sub(' ', text))
 
 
+# A learned pattern of acts in a relation ("track_target + red object -> success").
+_PATTERN = re.compile(r'\+|->|\bsuccess\b|\bfailure\b')
 _EMPTY = re.compile(r'\(\s*[,;]?\s*\)|\s+(?=[,;:)])|[:;,](?=\s*[,;:]|\s*$)')
 
 
@@ -157,8 +160,7 @@ def in_words(line: str) -> str:
         # A relation to a learned pattern ("RELATED_TO track_target + orange object+red
         # object -> success") is memory's bookkeeping of acts, not a thing the concept is
         # seen with: the model copied it as a thought.
-        rest = ', '.join(part for part in rest.split(',')
-                         if not re.search(r'\+|->|\bsuccess\b|\bfailure\b', part))
+        rest = ', '.join(part for part in rest.split(',') if not _PATTERN.search(part))
         rest = _FIGURES.sub('', re.sub(r'\brelated_to\b', 'with', rest, flags=re.IGNORECASE))
         rest = rest.replace('_', ' ')
         for _ in range(3):

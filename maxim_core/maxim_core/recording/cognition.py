@@ -82,8 +82,9 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
     copied = [t['text'] for t in ts if copies(t['text'])]
     named = 0
     said_again, repeated = [], []
+    contexts = [_context(t, percepts, window_s) for t in ts]
     for i, t in enumerate(ts):
-        _, seen = _context(t, percepts, window_s)
+        _, seen = contexts[i]
         before = ' '.join(str(x['text']) for x in ts[max(0, i - 3):i])
         if restated(t['text'], f'{seen}\n{t.get("experience", "")}\n{before}') >= RESTATED:
             said_again.append(t['text'])
@@ -102,8 +103,7 @@ def analyse(thoughts: Sequence[dict], percepts: Sequence[dict], duration_s: floa
                       if isinstance(c, dict) and c.get('tool')}
         except ValueError:
             continue
-    for t in ts:
-        names, seen = _context(t, percepts, window_s)
+    for t, (names, seen) in zip(ts, contexts):
         if _stems(content_words(t['text'])) & names:
             named += 1
         if not t.get('action_json'):
