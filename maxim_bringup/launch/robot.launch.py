@@ -1,7 +1,12 @@
-"""The real head: camera, serial pan/tilt, perception, memory, LLM and the mind.
+"""The real head: camera, pan/tilt (serial board or Dynamixel), perception, memory, LLM and
+the mind.
 
     ros2 launch maxim_bringup robot.launch.py
     ros2 launch maxim_bringup robot.launch.py params_file:=/path/to/my_head.yaml
+
+The head's driver and its port are head_controller parameters in the params file
+(config/robot.yaml: `driver: serial` or `driver: dynamixel`, with the `serial.*` or
+`dynamixel.*` block).
 
 DDS: the simulated default keeps discovery on this machine; on a robot whose LLM runs on
 another host, export ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET (and a shared ROS_DOMAIN_ID) before

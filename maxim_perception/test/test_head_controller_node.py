@@ -1,5 +1,5 @@
-"""The head_controller node over real DDS: with the MuJoCo head, the dry-run driver and a
-serial servo board played by a pty."""
+"""The head_controller node over real DDS: with the MuJoCo head, the dry-run driver, a
+serial servo board played by a pty and Dynamixel servos on an emulated bus."""
 
 import math
 import os
@@ -314,8 +314,58 @@ def test_missing_serial_port_is_reported_not_fatal(graph):
     assert 'cannot open servo board on /dev/maxim-no-such-port' in graph.last_state().error_msg
 
 
+def test_dynamixel_driver_drives_an_emulated_servo_bus(graph):
+    """driver: dynamixel with the default IDs (pan 1, tilt 2) and the default limits, against
+    the emulated protocol-2.0 bus of test/helpers/dynamixel_bus.py (test_dynamixel_driver.py
+    covers the driver's faults)."""
+    from helpers.dynamixel_bus import DynamixelBus
+
+    bus = DynamixelBus(ids=(1, 2))
+    tick = 2 * math.pi / 4096
+    try:
+        head(graph, driver='dynamixel', **{'dynamixel.port': bus.port})
+        assert graph.spin_until(lambda: state_is(graph, driver='dynamixel', driver_ok=True))
+        # The servos' own limits come from pan.min/max and tilt.min/max (the URDF's).
+        assert bus.limits(1) == (354, 3742) and bus.limits(2) == (1527, 2569)
+        assert bus.torque(1) == 1 and bus.torque(2) == 1
+        graph.wait_matched()
+        graph.goal(HeadGoal.MODE_MOVE, 'left', pan=0.5, tilt=-0.3)
+        assert graph.spin_until(lambda: (bus.goal(1), bus.goal(2)) == (2048 + 326, 2048 - 196))
+        assert graph.spin_until(lambda: state_is(graph, active_goal_id='left', pan=0.5,
+                                                 tilt=-0.3, goal_reached=True,
+                                                 driver='dynamixel', driver_ok=True))
+        # joint_states carry what the servos measure (whole ticks), not the command.
+        assert graph.spin_until(lambda: graph.joints and graph.joints[-1].position[0]
+                                == pytest.approx(326 * tick, abs=1e-9)
+                                and graph.joints[-1].position[1]
+                                == pytest.approx(-196 * tick, abs=1e-9))
+        graph.goal(HeadGoal.MODE_MOVE, 'too-far', pan=-9.0, tilt=9.0)
+        assert graph.spin_until(lambda: (bus.goal(1), bus.goal(2)) == (354, 2569))
+    finally:
+        for node in list(graph.executor.get_nodes()):
+            if isinstance(node, HeadControllerNode):
+                graph.executor.remove_node(node)
+                node.destroy_node()
+        torque = (bus.torque(1), bus.torque(2))
+        bus.close()
+    assert torque == (0, 0)        # deactivated: the torque is off
+
+
+def test_missing_dynamixel_port_is_reported_not_fatal(graph):
+    head(graph, driver='dynamixel', **{'dynamixel.port': '/dev/maxim-no-such-port'})
+    assert graph.spin_until(lambda: state_is(graph, driver='dynamixel', driver_ok=False))
+    assert 'cannot open Dynamixel bus on /dev/maxim-no-such-port' in graph.last_state().error_msg
+
+
+def test_dynamixel_limits_beyond_one_turn_are_a_clear_error(graph):
+    with pytest.raises(ValueError, match="outside the servo's 0..4095"):
+        HeadControllerNode(context=graph.ctx, parameter_overrides=[
+            Parameter('driver', value='dynamixel'), Parameter('pan.min', value=-3.5),
+            Parameter('pan.max', value=3.5)])
+
+
 def test_unknown_driver_is_a_clear_error(graph):
-    with pytest.raises(ValueError, match='driver must be one of sim, serial, dry_run'):
+    with pytest.raises(ValueError, match='driver must be one of sim, serial, dry_run, dynamixel'):
         HeadControllerNode(context=graph.ctx,
                            parameter_overrides=[Parameter('driver', value='telepathy')])
 

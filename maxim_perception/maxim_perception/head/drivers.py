@@ -1,4 +1,5 @@
-"""Drivers behind one interface: the simulated head, a serial pan/tilt servo board, a dry run.
+"""Drivers behind one interface: the simulated head, a serial pan/tilt servo board, a dry run
+(and, in dynamixel.py, Dynamixel X-series servos).
 
 The head controller calls `write(pan, tilt)` at control rate with angles already inside the
 joint limits, and `read()` for the measured position when the hardware can tell it.

@@ -18,6 +18,7 @@ from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalS
                                            HeadStatus, PainEvent, TargetView)
 from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver,
                                            SerialServoDriver, ServoMapping, SimDriver)
+from maxim_perception.head.dynamixel import DynamixelDriver, DynamixelJoint
 from maxim_perception.health import driver_health, Health, not_ready
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
@@ -27,7 +28,9 @@ from maxim_perception.nodes.lifetime import run
 JOINTS = ('head_pan_joint', 'head_tilt_joint')
 # Goals that follow attention's targets (and so act on each new attention state at once).
 FOLLOWING_GOALS = (HeadMode.TRACK_TARGET, HeadMode.FOCUS_INTERESTS, HeadMode.NOVELTY_TRACK)
-DRIVERS = ('sim', 'serial', 'dry_run')
+DRIVERS = ('sim', 'serial', 'dry_run', 'dynamixel')
+# Drivers whose read() is the hardware's measured position (published on joint_states).
+MEASURING = ('serial', 'dynamixel')
 
 
 @dataclass(frozen=True)
@@ -44,15 +47,26 @@ class HeadControllerParams:
     pan_us: tuple[int, int]
     tilt_us: tuple[int, int]
     reconnect_max_s: float
+    dxl_port: str = '/dev/ttyUSB0'
+    dxl_baud: int = 57600
+    dxl_ids: tuple[int, int] = (1, 2)
+    dxl_zero: tuple[int, int] = (2048, 2048)
+    dxl_reverse: tuple[bool, bool] = (False, False)
+    dxl_profile_velocity: float = 0.0
 
 
 def _f(lo: float, hi: float) -> list:
     return [FloatingPointRange(from_value=lo, to_value=hi)]
 
 
-# name: (default, description, float range or None)
+def _i(lo: int, hi: int) -> list:
+    return [IntegerRange(from_value=lo, to_value=hi, step=1)]
+
+
+# name: (default, description, float or integer range, or None)
 _PARAMS = {
-    'driver': ('sim', 'Head driver: sim (publish head/joint_commands), serial, dry_run', None),
+    'driver': ('sim', 'Head driver: sim (publish head/joint_commands), serial, dry_run, '
+               'dynamixel', None),
     'rate_hz': (50.0, 'Control rate: joint commands per second', _f(1.0, 1000.0)),
     'state_rate_hz': (10.0, 'head/state messages per second', _f(0.1, 100.0)),
     'pan.min': (-2.6, 'Pan lower limit, rad (must match the URDF)', None),
@@ -69,7 +83,8 @@ _PARAMS = {
     'movement_error_s': (0.5, '... for longer than this is a movement-error pain',
                          _f(0.0, 60.0)),
     'thrash_window_s': (2.0, 'Window over which pan reversals are counted', _f(0.1, 60.0)),
-    'thrash_reversals': (6, 'Pan reversals within the window that count as thrashing', None),
+    'thrash_reversals': (6, 'Pan reversals within the window that count as thrashing',
+                         _i(2, 1000)),
     'thrash_min_swing_rad': (0.05, 'A reversal counts only after a swing this long, rad',
                              _f(0.0, 3.0)),
     'focus_dwell_s': (3.0, 'FOCUS_INTERESTS: seconds on each target', _f(0.1, 600.0)),
@@ -86,6 +101,20 @@ _PARAMS = {
     'serial.pan_us_max': (2500, 'Pulse width (us) at pan.max', None),
     'serial.tilt_us_min': (500, 'Pulse width (us) at tilt.min', None),
     'serial.tilt_us_max': (2500, 'Pulse width (us) at tilt.max', None),
+    'dynamixel.port': ('/dev/ttyUSB0', 'Dynamixel bus adapter (driver dynamixel); a '
+                       '/dev/serial/by-id/... link survives a replug', None),
+    'dynamixel.baud': (57600, "The servos' baud rate (57600 from the factory; 1000000 for "
+                       '50 Hz control with margin)', None),
+    'dynamixel.pan_id': (1, 'Dynamixel ID of the pan servo', _i(0, 252)),
+    'dynamixel.tilt_id': (2, 'Dynamixel ID of the tilt servo', _i(0, 252)),
+    'dynamixel.pan_zero': (2048, 'Pan servo position (ticks, 4096 a turn) at 0 rad',
+                           _i(0, 4095)),
+    'dynamixel.tilt_zero': (2048, 'Tilt servo position (ticks) at 0 rad', _i(0, 4095)),
+    'dynamixel.pan_reverse': (False, 'The pan servo turns the other way (ticks fall as the '
+                              'angle grows)', None),
+    'dynamixel.tilt_reverse': (False, 'The tilt servo turns the other way', None),
+    'dynamixel.profile_velocity': (0.0, "The servos' own speed limit, rad/s (0: "
+                                   'max_velocity)', _f(0.0, 20.0)),
     'reconnect_max_s': (10.0, 'Longest wait between driver reconnection attempts',
                         _f(0.1, 600.0)),
 }
@@ -167,13 +196,14 @@ def _joints_from_msg(msg: JointState) -> tuple[tuple[float, float], tuple | None
 class HeadControllerNode(LifecycleNode):
     """Drives the pan/tilt head: attention's reflex at control rate, agent goals over it.
 
-    Lifecycle: activate opens the driver (the serial port) and starts the control loop;
-    deactivate stops the loop and closes the driver. `autostart` (constructor, default true)
-    brings the node up at construction, for graphs composed by hand; the launch files and the
-    runner leave that to the lifecycle manager.
+    Lifecycle: activate opens the driver (the serial port, the Dynamixel bus) and starts the
+    control loop; deactivate stops the loop and closes the driver (a Dynamixel's torque goes
+    off). `autostart` (constructor, default true) brings the node up at construction, for
+    graphs composed by hand; the launch files and the runner leave that to the lifecycle
+    manager.
 
     Parameters:
-        driver (string): sim | serial | dry_run.
+        driver (string): sim | serial | dry_run | dynamixel.
         rate_hz (double, 50): control rate; state_rate_hz (double, 10): head/state rate.
         pan.min, pan.max, tilt.min, tilt.max (double, -2.6/2.6/-0.8/0.8 rad): joint limits,
             equal to maxim_bringup/urdf/maxim_head.urdf.
@@ -188,10 +218,17 @@ class HeadControllerNode(LifecycleNode):
             that follow a target (HeadConfig).
         serial.port (string, /dev/ttyUSB0), serial.baud (int, 115200), serial.readback (bool),
         serial.pan_us_min/max, serial.tilt_us_min/max (int, 500/2500): pulse-width map.
+        dynamixel.port (string, /dev/ttyUSB0), dynamixel.baud (int, 57600),
+        dynamixel.pan_id, dynamixel.tilt_id (int, 1/2), dynamixel.pan_zero/tilt_zero (int,
+        2048: ticks at 0 rad), dynamixel.pan_reverse/tilt_reverse (bool, false),
+        dynamixel.profile_velocity (double, 0: max_velocity, rad/s): a Dynamixel X-series
+            pan/tilt over protocol 2.0 (head/dynamixel.py); the servos' own position limits
+            are written from pan.min/max and tilt.min/max.
         reconnect_max_s (double, 10): longest backoff between driver reconnection attempts.
     Publishers:
         head/joint_commands (sensor_msgs/JointState, driver sim),
-        joint_states (sensor_msgs/JointState, drivers serial and dry_run: measured or commanded),
+        joint_states (sensor_msgs/JointState, drivers serial, dynamixel and dry_run: measured
+            or commanded),
         head/state (maxim_interfaces/HeadState, latched), pain (maxim_interfaces/PainSignal),
         ~/reflex_source (std_msgs/Header, debug): published with the first command that acts
             on a new attention state, stamped with that state's stamp (its camera frame's), so
@@ -301,10 +338,10 @@ class HeadControllerNode(LifecycleNode):
         values = {}
         for name, (default, description, frange) in _PARAMS.items():
             desc = ParameterDescriptor(description=description, read_only=True)
-            if frange:
+            if frange and isinstance(frange[0], IntegerRange):
+                desc.integer_range = frange
+            elif frange:
                 desc.floating_point_range = frange
-            if name == 'thrash_reversals':
-                desc.integer_range = [IntegerRange(from_value=2, to_value=1000, step=1)]
             values[name] = self.declare_parameter(name, default, desc).value
         driver = str(values['driver'])
         if driver not in DRIVERS:
@@ -333,7 +370,13 @@ class HeadControllerNode(LifecycleNode):
             serial_readback=bool(values['serial.readback']),
             pan_us=(int(values['serial.pan_us_min']), int(values['serial.pan_us_max'])),
             tilt_us=(int(values['serial.tilt_us_min']), int(values['serial.tilt_us_max'])),
-            reconnect_max_s=float(values['reconnect_max_s']))
+            reconnect_max_s=float(values['reconnect_max_s']),
+            dxl_port=str(values['dynamixel.port']), dxl_baud=int(values['dynamixel.baud']),
+            dxl_ids=(int(values['dynamixel.pan_id']), int(values['dynamixel.tilt_id'])),
+            dxl_zero=(int(values['dynamixel.pan_zero']), int(values['dynamixel.tilt_zero'])),
+            dxl_reverse=(bool(values['dynamixel.pan_reverse']),
+                         bool(values['dynamixel.tilt_reverse'])),
+            dxl_profile_velocity=float(values['dynamixel.profile_velocity']))
 
     def _make_driver(self) -> HeadDriver:
         p = self.params
@@ -342,6 +385,16 @@ class HeadControllerNode(LifecycleNode):
         if p.driver == 'dry_run':
             return DryRunDriver(log=self.get_logger().info)
         h = p.head
+        if p.driver == 'dynamixel':
+            return DynamixelDriver(
+                p.dxl_port, p.dxl_baud,
+                pan=DynamixelJoint(p.dxl_ids[0], h.pan_min, h.pan_max, p.dxl_zero[0],
+                                   p.dxl_reverse[0]),
+                tilt=DynamixelJoint(p.dxl_ids[1], h.tilt_min, h.tilt_max, p.dxl_zero[1],
+                                    p.dxl_reverse[1]),
+                profile_velocity=p.dxl_profile_velocity or h.max_velocity,
+                reconnect_min_s=min(0.5, p.reconnect_max_s),
+                reconnect_max_s=p.reconnect_max_s)
         return SerialServoDriver(
             p.serial_port, p.serial_baud,
             pan=ServoMapping(h.pan_min, h.pan_max, p.pan_us[0], p.pan_us[1]),
@@ -529,7 +582,7 @@ class HeadControllerNode(LifecycleNode):
         stamp = self.get_clock().now().to_msg()
         if self._joint_pub is not None:
             # What the hardware reported this tick, else what it was told (dry run: reached).
-            if reading is not None and self.params.driver == 'serial':
+            if reading is not None and self.params.driver in MEASURING:
                 self._joint_pub.publish(_joint_state_msg(reading, None, stamp))
             else:
                 self._joint_pub.publish(_joint_state_msg((cmd.pan, cmd.tilt),
