@@ -28,13 +28,14 @@ def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
     None for a dependency means that part is absent (headless, no memory, no gateway):
     the tools still exist and say so in their results. `process`, `network`, `hidden`
     (e.g. the memory database path), `protected` and `limits` configure the kernel sandbox
-    of the tools that start processes (see `maxim_core.tools.filesystem.Sandbox`).
+    of the tools that start processes (see `maxim_core.tools.filesystem.Sandbox`); `speak`
+    runs espeak-ng in a sandbox of its own, with the same `process` choice.
     """
     registry = registry or ToolRegistry()
     sandbox = Sandbox(mode, root, read_roots, write_roots, process=process, network=network,
                       protected=protected, hidden=hidden, limits=limits)
     for t in (robot_tools(send_head_goal) + filesystem_tools(sandbox) + code_tools(sandbox)
-              + communication_tools(on_respond, gateway, ask=ask)
+              + communication_tools(on_respond, gateway, ask=ask, process=process)
               + introspection_tools(query, query_timeout_s)):
         registry.register(t)
     return registry

@@ -5,17 +5,21 @@ things, so passive mode refuses them; search_code and git_diff only read. pytest
 inside the kernel sandbox (`maxim_core.tools.sandbox`) with a timeout; pytest reports through
 a JUnit XML file written into the workspace's .maxim-reports folder (the only place it may
 write), which gives structured results (counts, and each failure with its message) rather
-than a wall of text. search_code reads files in Python and starts no process.
+than a wall of text. search_code reads files in Python and starts no process: it searches
+only what read_file could read (no secret, no hidden path, no link out of the readable
+folders; `maxim_core.tools.secrets`) and stops with ERROR_TIMEOUT at its wall-clock limit.
 """
 
 import os
 import re
 import sys
+import time
 import uuid
 import xml.etree.ElementTree as ET
 
-from maxim_core.tools.base import bounded, Tool, ToolError, ToolOutcome
-from maxim_core.tools.filesystem import _inside, run_process, Sandbox, SandboxError
+from maxim_core.tools.base import bounded, ERROR_TIMEOUT, Tool, ToolError, ToolOutcome
+from maxim_core.tools.filesystem import (_inside, IN_PROCESS_TIMEOUT_S, run_process, Sandbox,
+                                         SandboxError, walk_readable)
 
 SEARCH_MAX_FILE_BYTES = 1_000_000
 _SKIP_DIRS = {'.git', '__pycache__', '.venv', 'node_modules', 'build', 'install', 'log'}
@@ -37,6 +41,9 @@ class _CodeTool(Tool):
 
 
 class SearchCodeTool(_CodeTool):
+    """Searches what read_file could read (`walk_readable`: no secret, no hidden path, no
+    link out of the readable folders), within a wall-clock limit."""
+
     name = 'search_code'
     description = 'Search source files with a regular expression.'
     input_schema = {'type': 'object', 'properties': {
@@ -46,25 +53,38 @@ class SearchCodeTool(_CodeTool):
         'limit': {'type': 'integer', 'minimum': 1, 'maximum': 500, 'default': 50}},
         'required': ['pattern']}
 
+    def __init__(self, sandbox: Sandbox, timeout_s: float = IN_PROCESS_TIMEOUT_S):
+        super().__init__(sandbox)
+        self.timeout_s = timeout_s
+
     def execute(self, pattern: str, path: str = '.', file_glob: str = '*',
                 limit: int = 50) -> dict:
         try:
             regex = re.compile(pattern)
         except re.error as exc:
             raise ToolError(f'search_code: bad regular expression: {exc}') from exc
+        if file_glob.startswith('/') or '..' in file_glob.split('/'):
+            raise SandboxError('search_code: file_glob is relative to the path, without ..')
+        t0 = time.monotonic()
         base = self.sandbox.check_read(path)
-        files = [base] if base.is_file() else sorted(base.rglob(file_glob))
+        if base.is_file():
+            files = [base]
+        else:
+            found = walk_readable(self.sandbox, base, '**/' + file_glob, self.timeout_s,
+                                  'search_code', skip=_SKIP_DIRS)
+            files = sorted(p for p, is_dir in found if not is_dir)
         matches, total, scanned = [], 0, 0
         for f in files:
-            if not f.is_file() or _SKIP_DIRS & set(f.relative_to(base.parent).parts):
-                continue
+            if time.monotonic() - t0 > self.timeout_s:
+                raise ToolError(f'search_code: stopped at its {self.timeout_s:g} s time '
+                                f'limit after searching {scanned} of {len(files)} files; '
+                                'narrow the path or file_glob', ERROR_TIMEOUT)
             rf = f.resolve()
-            if not _inside(rf, self.sandbox.read_roots) or f.stat().st_size > \
-                    SEARCH_MAX_FILE_BYTES:
+            if not rf.is_file() or rf.stat().st_size > SEARCH_MAX_FILE_BYTES:
                 continue
             scanned += 1
             try:
-                text = f.read_text(encoding='utf-8')
+                text = rf.read_text(encoding='utf-8')
             except UnicodeDecodeError:
                 continue      # binary file: nothing to search
             for n, line in enumerate(text.splitlines(), 1):

@@ -17,10 +17,17 @@ active (work in the workspace)
            variable expansion (so the checks see what runs); `>`/`>>` only into writable
            roots; every path argument inside the readable roots. Run by bash in `root`.
 singularity (trusted autonomy)
-    read:  anywhere except SECRET_PATHS (ssh keys, shadow, cloud credentials...).
+    read:  anywhere except secrets (`maxim_core.tools.secrets`: keys, .env files, cloud,
+           registry and git credentials, browser profiles, /proc/*/environ) and the hidden
+           paths.
     write: under `root`, the `write_roots`, and the system temp folder.
-    bash:  any command line, run by bash in `root`; path arguments naming SECRET_PATHS are
-           refused. The fear gate is the main guard in this mode.
+    bash:  any command line, run by bash in `root`; words naming a secret are refused. The
+           fear gate is the main guard in this mode.
+
+In every mode a path that names a secret (as written or as resolved) or lies in a hidden
+folder is refused by read_file, write_file and edit_file, skipped silently by glob and
+search_code (never listed, never searched), and a bash word naming one is refused; the
+kernel sandbox hides the same secrets from the commands themselves.
 
 Every command runs inside the kernel sandbox (`maxim_core.tools.sandbox`: bubblewrap with a
 read-only root, the workspace the only writable place, no network, resource limits), with a
@@ -34,17 +41,22 @@ O_NOFOLLOW. The mind's own code, configuration and the gate's source (`own_paths
 writable, and ~/.maxim (the memory database, learned weights) is neither readable nor writable.
 """
 
+import fnmatch
+import functools
 import os
 from pathlib import Path
 import re
 import shlex
 import shutil
 import tempfile
-from typing import Iterable
+import time
+from typing import Callable, Iterable
 
-from maxim_core.tools.base import bounded, Tool, ToolError, ToolInputError, ToolOutcome
+from maxim_core.tools.base import (bounded, ERROR_TIMEOUT, Tool, ToolError, ToolInputError,
+                                   ToolOutcome)
 from maxim_core.tools.sandbox import (default_hidden, Limits, own_paths, ProcessSandbox,
                                       timeout_error)
+from maxim_core.tools.secrets import secret_reason
 
 MODES = ('passive', 'active', 'singularity')
 
@@ -57,14 +69,12 @@ ACTIVE_COMMANDS = frozenset('''
 python python3 pytest pip git mkdir touch cp mv rm rmdir sed awk tee ln tar gzip gunzip zip
 unzip make cmake patch xargs env test sleep chmod
 '''.split())
-SECRET_PATHS = ('~/.ssh', '~/.gnupg', '~/.aws', '~/.config/gcloud', '~/.netrc',
-                '~/.git-credentials', '~/.docker/config.json', '~/.kube', '/etc/shadow',
-                '/etc/gshadow', '/etc/sudoers', '/root/.ssh', '/proc/self/environ')
 _OPERATORS = re.compile(r'[;&|<>`$\n\r]')
 _ACTIVE_FORBIDDEN = re.compile(r'`|\$[({A-Za-z0-9_@*?!#$-]|<\(|>\(')
 _FIND_FORBIDDEN = ('-exec', '-execdir', '-delete', '-ok', '-okdir', '-fprint', '-fls')
 MAX_TIMEOUT_S = 300.0
 READ_MAX_BYTES = 256_000
+IN_PROCESS_TIMEOUT_S = 10.0     # wall clock of the tools that walk folders in-process
 
 
 class SandboxError(ToolError):
@@ -99,7 +109,6 @@ class Sandbox:
         self.write_roots = [self.root] + [Path(p).expanduser().resolve() for p in write_roots]
         if mode == 'singularity':
             self.write_roots.append(Path(tempfile.gettempdir()).resolve())
-        self.secrets = [Path(os.path.expanduser(p)).resolve() for p in SECRET_PATHS]
         self.protected = [Path(p).expanduser().resolve() for p in
                           (own_paths() if protected is None else protected)]
         self.hidden = [Path(p).expanduser().resolve() for p in hidden] + default_hidden()
@@ -126,20 +135,29 @@ class Sandbox:
             p = self.root / p
         return p.resolve()     # follows symlinks: a link out of the sandbox stays out
 
-    def _is_secret(self, p: Path) -> bool:
-        return _inside(p, self.secrets) or p.name.startswith('id_rsa') or \
-            p.name.startswith('id_ed25519')
+    def _is_secret(self, p: 'str | Path') -> bool:
+        return secret_reason(p, self.root) is not None
+
+    def read_refusal(self, path: 'str | Path', resolved: Path | None = None) -> str | None:
+        """Why reading `path` is refused (one line), or None. The one rule of read_file,
+        glob and search_code: secrets (as written and as resolved), hidden paths, and outside
+        the readable folders (except in singularity mode)."""
+        p = resolved if resolved is not None else self.resolve(str(path))
+        why = secret_reason(path, self.root) or secret_reason(p, self.root)
+        if why is not None:
+            return f'{path}: {why}; secrets are never readable by tools'
+        if _inside(p, self.hidden):
+            return f'{path}: the memory and state of the mind are not readable by tools'
+        if self.mode != 'singularity' and not _inside(p, self.read_roots):
+            return (f'{path}: outside the readable folders in {self.mode} mode '
+                    f'({", ".join(str(r) for r in self.read_roots)})')
+        return None
 
     def check_read(self, path: str) -> Path:
         p = self.resolve(path)
-        if self._is_secret(p):
-            raise SandboxError(f'{path}: secrets are never readable by tools')
-        if _inside(p, self.hidden):
-            raise SandboxError(f'{path}: the memory and state of the mind are not readable by '
-                               'tools')
-        if self.mode != 'singularity' and not _inside(p, self.read_roots):
-            raise SandboxError(f'{path}: outside the readable folders in {self.mode} mode '
-                               f'({", ".join(str(r) for r in self.read_roots)})')
+        refusal = self.read_refusal(path, p)
+        if refusal is not None:
+            raise SandboxError(refusal)
         return p
 
     def check_write(self, path: str) -> Path:
@@ -149,7 +167,10 @@ class Sandbox:
         if _inside(p, self.protected) or _inside(p, self.hidden):
             raise SandboxError(f'{path}: the own code, configuration, memory and safety gate of '
                                'the mind are never writable by tools')
-        if self._is_secret(p) or not _inside(p, self.write_roots):
+        why = secret_reason(path, self.root) or secret_reason(p, self.root)
+        if why is not None:
+            raise SandboxError(f'{path}: {why}; secrets are never writable by tools')
+        if not _inside(p, self.write_roots):
             raise SandboxError(f'{path}: outside the writable folders in {self.mode} mode '
                                f'({", ".join(str(r) for r in self.write_roots)})')
         return p
@@ -195,9 +216,21 @@ class Sandbox:
                     segment.append(tok)
             return None
         for tok in self._split(command, strict=False):
-            if tok.startswith(('/', '~')) and self._is_secret(self.resolve(tok)):
-                raise SandboxError(f'bash: {tok} is a secret; tools never touch it')
+            self._refuse_secret_word(tok)
         return None
+
+    def _refuse_secret_word(self, word: str) -> None:
+        """A word of a command line (or the value of its --option=value) naming a secret is
+        refused: the same list as read_file, whatever the mode."""
+        values = [word]
+        if word.startswith('-'):
+            values = [word.split('=', 1)[1]] if '=' in word else []
+        for value in values:
+            if not value or '\x00' in value:
+                continue
+            why = secret_reason(value, self.root)
+            if why is not None:
+                raise SandboxError(f'bash: {value!r} names {why}; tools never touch secrets')
 
     def _split(self, command: str, strict: bool = True) -> list[str]:
         try:
@@ -214,6 +247,7 @@ class Sandbox:
         if prog == 'find' and any(a in _FIND_FORBIDDEN for a in argv):
             raise SandboxError('bash: find with -exec/-delete is not allowed here')
         for arg in argv[1:]:
+            self._refuse_secret_word(arg)
             if arg.startswith('-') and '=' not in arg:
                 continue
             value = arg.split('=', 1)[1] if arg.startswith('-') else arg
@@ -246,6 +280,71 @@ def write_text_nofollow(p: Path, content: str) -> None:
     fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, 'w', encoding='utf-8') as f:
         f.write(content)
+
+
+def _glob_parts(pattern: str) -> tuple[str, ...]:
+    parts = tuple(p for p in pattern.split('/') if p not in ('', '.'))
+    if not parts:
+        raise ToolInputError(f'an empty glob pattern: {pattern!r}')
+    return parts
+
+
+def _matcher(pats: tuple[str, ...]) -> Callable[[tuple[str, ...], bool], bool]:
+    """match(parts, whole): do these path parts match the glob (whole=True), or can a path
+    beneath them still match (whole=False)? `**` is any number of folders, `*` any name
+    (dot names too, as pathlib). Memoised, so no pattern is exponential."""
+    def match(parts: tuple[str, ...], whole: bool) -> bool:
+        @functools.lru_cache(maxsize=None)
+        def at(i: int, j: int) -> bool:
+            if i == len(parts):
+                return j == len(pats) or not whole or all(p == '**' for p in pats[j:])
+            if j == len(pats):
+                return False
+            if pats[j] == '**':
+                return at(i, j + 1) or at(i + 1, j)
+            return fnmatch.fnmatchcase(parts[i], pats[j]) and at(i + 1, j + 1)
+        return at(0, 0)
+    return match
+
+
+def walk_readable(sandbox: 'Sandbox', base: Path, pattern: str, timeout_s: float,
+                  tool: str, skip: Iterable[str] = ()) -> list[tuple[Path, bool]]:
+    """(path, is_dir) under `base` whose path relative to it matches the glob `pattern`,
+    among what read_file could read: a secret, a hidden path or a path out of the readable
+    folders is neither listed nor entered (the same rule as read_file, `read_refusal`).
+    Symlinked folders are not followed. ToolError (ERROR_TIMEOUT) after `timeout_s`."""
+    match = _matcher(_glob_parts(pattern))
+    skip = frozenset(skip)
+    deadline = time.monotonic() + timeout_s
+    out: list[tuple[Path, bool]] = []
+    stack: list[tuple[Path, tuple[str, ...]]] = [(base, ())]
+    seen = 0
+    while stack:
+        folder, rel = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue                 # unreadable or gone: nothing of it to list
+        for entry in entries:
+            seen += 1
+            if time.monotonic() > deadline:
+                raise ToolError(f'{tool}: stopped at its {timeout_s:g} s time limit after '
+                                f'{seen} entries under {base}; narrow the path or the '
+                                'pattern', ERROR_TIMEOUT)
+            p = Path(entry.path)
+            rp = p.resolve()
+            if not _inside(rp, sandbox.read_roots) or sandbox.read_refusal(p, rp) is not None:
+                continue
+            parts = rel + (entry.name,)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if match(parts, True):
+                out.append((p, is_dir or entry.is_dir()))
+            if is_dir and entry.name not in skip and match(parts, False):
+                stack.append((p, parts))
+    return out
 
 
 class _FsTool(Tool):
@@ -337,6 +436,9 @@ class EditFileTool(_FsTool):
 
 
 class GlobTool(_FsTool):
+    """Lists what read_file could read: secrets, hidden paths and links out of the readable
+    folders are skipped without their names; the walk is bounded by a wall clock."""
+
     name = 'glob'
     description = 'List files matching a glob pattern.'
     input_schema = {'type': 'object', 'properties': {
@@ -344,20 +446,18 @@ class GlobTool(_FsTool):
         'limit': {'type': 'integer', 'minimum': 1, 'maximum': 1000, 'default': 100}},
         'required': ['pattern']}
 
+    def __init__(self, sandbox: Sandbox, timeout_s: float = IN_PROCESS_TIMEOUT_S):
+        super().__init__(sandbox)
+        self.timeout_s = timeout_s
+
     def execute(self, pattern: str, limit: int = 100) -> dict:
         if pattern.startswith('/') or '..' in Path(pattern).parts:
             raise SandboxError('glob: patterns are relative to the workspace, without ..')
-        found = []
-        total = 0
-        for p in sorted(self.sandbox.root.glob(pattern)):
-            rp = p.resolve()
-            if not _inside(rp, self.sandbox.read_roots) or self.sandbox._is_secret(rp):
-                continue
-            total += 1
-            if len(found) < limit:
-                found.append(self.rel(p) + ('/' if p.is_dir() else ''))
-        return {'pattern': pattern, 'paths': found, 'total': total,
-                'truncated': total > len(found)}
+        listed = sorted(walk_readable(self.sandbox, self.sandbox.root, pattern,
+                                      self.timeout_s, 'glob'))
+        found = [self.rel(p) + ('/' if is_dir else '') for p, is_dir in listed[:limit]]
+        return {'pattern': pattern, 'paths': found, 'total': len(listed),
+                'truncated': len(listed) > len(found)}
 
 
 class BashTool(_FsTool):

@@ -7,7 +7,12 @@ is bounded by the kernel instead, whatever the command says:
   mode's extra write roots are the only writable binds;
 - ``/tmp`` is private (a tmpfs that vanishes with the call), the home folders (``$HOME``,
   ``/root``, ``/home``), ``~/.maxim`` and the memory database are hidden under empty tmpfs or
-  ``/dev/null``; a few system secrets (``/etc/shadow``...) likewise;
+  ``/dev/null``; the system secrets (``/etc/shadow``...) likewise, and every secret of the one
+  list (`maxim_core.tools.secrets`: keys, ``.env``, cloud and registry credentials, browser
+  profiles) found by name in the workspace, the bound roots and the real home;
+- UNIX sockets: ``/run``, ``/var/run``, ``/var/tmp`` and ``/var/lock`` are empty tmpfs inside,
+  and every socket file the host has bound (``/proc/net/unix``) that would still be visible is
+  covered by ``/dev/null``: ``--unshare-net`` cuts abstract sockets, not socket files;
 - the mind's own code, configuration and the gate's source are bound read-only again when they
   lie inside a writable bind (a tool cannot rewrite what judges it);
 - no network (``--unshare-net``: only a private loopback) unless the caller allows it;
@@ -38,6 +43,7 @@ import os
 from pathlib import Path
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -46,17 +52,26 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from maxim_core.tools.base import (bounded, ERROR_TIMEOUT, ERROR_UNAVAILABLE, Tool, ToolError,
                                    ToolOutcome)
+from maxim_core.tools.secrets import (find_secrets, home_secrets, SYSTEM_SECRET_DIRS,
+                                      SYSTEM_SECRET_FILES)
 
 log = logging.getLogger(__name__)
 
 FALLBACKS = ('refuse', 'python')
 BASE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
-# Files that hold system secrets: replaced by /dev/null inside (when they exist).
-SECRET_FILES = ('/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-',
-                '/etc/sudoers', '/etc/ssh/ssh_host_rsa_key', '/etc/ssh/ssh_host_ecdsa_key',
-                '/etc/ssh/ssh_host_ed25519_key')
+# Files that hold system secrets: replaced by /dev/null inside (when they exist). The one list
+# of secrets is `maxim_core.tools.secrets`; these are its system entries, spelled out.
+SECRET_FILES = SYSTEM_SECRET_FILES
 # Folders hidden under an empty tmpfs (when they exist): homes and mounted secrets.
-SECRET_DIRS = ('/root', '/home', '/run/secrets', '/var/run/secrets', '/etc/sudoers.d')
+SECRET_DIRS = ('/root', '/home') + SYSTEM_SECRET_DIRS
+# Folders where services keep their UNIX sockets (docker, D-Bus, systemd, X, databases):
+# hidden under an empty tmpfs, since --unshare-net does not cover a socket file.
+SOCKET_DIRS = ('/run', '/var/run', '/var/tmp', '/var/lock')
+# Every UNIX socket the host has bound (`/proc/net/unix`): one still visible inside (outside
+# the folders above) is covered by /dev/null, so connect() finds no socket there.
+_PROC_NET_UNIX = '/proc/net/unix'
+_MAX_SOCKETS = 4096
+_socket_table_warned: set = set()
 # In the mind's own checkout, besides the maxim_* packages: what runs when it starts or tests.
 _CHECKOUT_OWN = ('scripts', 'requirements', 'install', 'build', '.maxim', '.venv', '.ci',
                  'conftest.py', 'pytest.ini', 'colcon.meta', '.flake8')
@@ -311,6 +326,30 @@ def default_hidden() -> list[Path]:
     return [_real('~/.maxim')]
 
 
+def unix_sockets(table: str = _PROC_NET_UNIX, limit: int = _MAX_SOCKETS) -> list[Path]:
+    """The paths of the UNIX sockets bound on this host (abstract ones have no path: the
+    private network namespace already cuts them)."""
+    try:
+        with open(table, encoding='utf-8', errors='replace') as f:
+            lines = f.read(4 << 20).splitlines()[1:]
+    except OSError as exc:
+        if table not in _socket_table_warned:
+            _socket_table_warned.add(table)
+            log.warning('cannot list the UNIX sockets (%s): only the socket folders are '
+                        'hidden', exc)
+        return []
+    out = []
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) == 8 and fields[7].startswith('/'):
+            out.append(Path(fields[7]))
+            if len(out) >= limit:
+                log.warning('more than %d UNIX sockets: the rest are left to the socket '
+                            'folders', limit)
+                break
+    return list(dict.fromkeys(out))
+
+
 _counter = itertools.count()
 
 
@@ -365,6 +404,7 @@ class ProcessSandbox:
                                  'is hidden from tools')
         self.protected = [_real(p) for p in (own_paths() if self.protected is None
                                              else self.protected)]
+        self._scan_warned = False
 
     # -- the command line ---------------------------------------------------------------------
     def _hide_args(self, paths: Iterable[Path]) -> list[str]:
@@ -376,6 +416,48 @@ class ProcessSandbox:
                 out += ['--tmpfs', str(p)]
             else:
                 out += ['--ro-bind', '/dev/null', str(p)]
+        return out
+
+    @staticmethod
+    def _visible(p: Path, hide_dirs: Sequence[Path], visible: Sequence[Path]) -> bool:
+        """Whether `p` is seen inside the sandbox before the secret and socket hides."""
+        if any(_inside(p, b) for b in visible):
+            return True
+        return not any(_inside(p, h) for h in list(hide_dirs) + [Path('/tmp')])
+
+    def _secrets_inside(self, hide_dirs: Sequence[Path], visible: Sequence[Path],
+                        writable: Sequence[Path]) -> list[Path]:
+        """The secrets of `maxim_core.tools.secrets` that would be visible inside: those of
+        the home folders, and those found by name in the writable and bound roots."""
+        found = home_secrets(_real('~')) + home_secrets(self.home)
+        roots = [p for p in writable + [r for r in self.read_roots if r.exists()]]
+        interpreter = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+        scanned, complete = find_secrets(roots, prune=list(self.hidden) + interpreter)
+        if not complete and not self._scan_warned:
+            self._scan_warned = True
+            log.warning('the secret scan of %s stopped at its bound: secrets by name deeper '
+                        'in it are refused by the tools, not hidden by the kernel',
+                        ', '.join(str(r) for r in roots))
+        out = []
+        for p in dict.fromkeys(found + scanned):
+            if self._visible(p, hide_dirs, visible) and \
+                    not any(h != p and _inside(p, h) for h in found + scanned):
+                out.append(p)
+        return out
+
+    def _sockets_inside(self, hide_dirs: Sequence[Path], visible: Sequence[Path]
+                        ) -> list[Path]:
+        """The host's UNIX socket files that would be visible inside."""
+        out = []
+        for sock in unix_sockets():
+            try:
+                real = _real(sock.parent) / sock.name
+                if not stat.S_ISSOCK(os.lstat(real).st_mode):
+                    continue
+            except OSError:
+                continue          # gone, or in a folder we cannot see: nothing to cover
+            if self._visible(real, hide_dirs, visible):
+                out.append(real)
         return out
 
     def environment(self) -> dict[str, str]:
@@ -398,8 +480,8 @@ class ProcessSandbox:
                 '--die-with-parent', '--new-session', '--clearenv']
         if not self.network:
             args.append('--unshare-net')
-        hide_dirs = list(dict.fromkeys([Path(p) for p in SECRET_DIRS] + [self.home]
-                                       + list(self.hidden)))
+        hide_dirs = list(dict.fromkeys([_real(p) for p in SECRET_DIRS + SOCKET_DIRS]
+                                       + [self.home] + list(self.hidden)))
         args += self._hide_args(h for h in hide_dirs
                                 if not any(h != o and _inside(h, o) for o in hide_dirs))
         args += self._hide_args(Path(p) for p in SECRET_FILES)
@@ -425,6 +507,16 @@ class ProcessSandbox:
             if p.exists() and any(_inside(p, w) for w in writable) and \
                     not any(_inside(p, h) for h in inner_hidden):
                 args += ['--ro-bind', str(p), str(p)]
+        if self.network:
+            # The resolver's file often lives in /run (hidden above): bound back read-only.
+            resolv = Path('/etc/resolv.conf').resolve()
+            if resolv.is_file() and any(_inside(resolv, h) for h in hide_dirs):
+                args += ['--ro-bind', str(resolv), str(resolv)]
+        # Last, so that no bind above uncovers them again: secrets by pattern, and sockets.
+        visible = bound + writable
+        args += self._hide_args(self._secrets_inside(hide_dirs, visible, writable))
+        for sock in self._sockets_inside(hide_dirs, visible):
+            args += ['--ro-bind', '/dev/null', str(sock)]
         for key, value in self.environment().items():
             args += ['--setenv', key, value]
         args += ['--chdir', str(cwd)]
