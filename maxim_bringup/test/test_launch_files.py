@@ -154,3 +154,168 @@ def test_joint_command_relay_splits_commands_and_drops_nan():
         peer.destroy_node()
     finally:
         rclpy.try_shutdown(context=ctx)
+
+
+# ---- a head under ros2_control: the xacro, the controllers YAML, robot.launch.py's wiring ----
+
+def _limits(root):
+    return {j.get('name'): (float(j.find('limit').get('lower')),
+                            float(j.find('limit').get('upper')))
+            for j in root.iter('joint') if j.find('limit') is not None}
+
+
+def test_the_xacro_is_the_urdf_plus_its_ros2_control_tag():
+    import xml.etree.ElementTree as ET
+    xacro = pytest.importorskip('xacro', reason='xacro is in requirements/python.txt')
+    plain = ET.parse(os.path.join(PKG, 'urdf', 'maxim_head.urdf')).getroot()
+    path = os.path.join(PKG, 'urdf', 'maxim_head.urdf.xacro')
+    root = ET.fromstring(xacro.process_file(path).toxml())
+    assert _limits(root) == _limits(plain)
+    assert {link.get('name') for link in root.iter('link')} == {
+        link.get('name') for link in plain.iter('link')}
+    tag = root.find('ros2_control')
+    assert tag.get('type') == 'system'
+    assert tag.find('hardware/plugin').text == 'mock_components/GenericSystem'
+    joints = {j.get('name'): j for j in tag.iter('joint')}
+    params = load_params(os.path.join(PKG, 'config', 'robot.yaml'))['head_controller']
+    assert list(joints) == params['ros2_control.joints']
+    for name, (lower, upper) in _limits(plain).items():
+        command = joints[name].find('command_interface')
+        assert command.get('name') == 'position'
+        bounds = {p.get('name'): float(p.text) for p in command.iter('param')}
+        assert bounds == {'min': lower, 'max': upper}
+        assert [s.get('name') for s in joints[name].iter('state_interface')] == [
+            'position', 'velocity']
+    real = ET.fromstring(xacro.process_file(path, mappings={
+        'hardware_plugin': 'my_robot/PanTiltHardware'}).toxml())
+    assert real.find('ros2_control/hardware/plugin').text == 'my_robot/PanTiltHardware'
+    without = ET.fromstring(xacro.process_file(path, mappings={'ros2_control': 'false'}).toxml())
+    assert without.find('ros2_control') is None and _limits(without) == _limits(plain)
+
+
+def test_the_controllers_yaml_drives_the_head_controllers_joints():
+    controllers = load_params(os.path.join(PKG, 'config', 'ros2_controllers.yaml'))
+    manager = controllers['controller_manager']
+    assert isinstance(manager['update_rate'], int) and manager['update_rate'] >= 50
+    assert manager['joint_state_broadcaster.type'] == (
+        'joint_state_broadcaster/JointStateBroadcaster')
+    assert manager['head_position_controller.type'] == (
+        'forward_command_controller/ForwardCommandController')
+    assert manager['head_trajectory_controller.type'] == (
+        'joint_trajectory_controller/JointTrajectoryController')
+    head = load_params(os.path.join(PKG, 'config', 'robot.yaml'))['head_controller']
+    position = controllers['head_position_controller']
+    assert position['joints'] == head['ros2_control.joints']
+    assert position['interface_name'] == 'position'
+    trajectory = controllers['head_trajectory_controller']
+    assert trajectory['joints'] == head['ros2_control.joints']
+    assert trajectory['command_interfaces'] == ['position']
+
+
+def _robot_launch():
+    import importlib.util
+    pytest.importorskip('launch_ros', reason='launch_ros does not import: the ROS 2 launch '
+                        'system is not installed', exc_type=ImportError)
+    spec = importlib.util.spec_from_file_location(
+        'robot_launch', os.path.join(PKG, 'launch', 'robot.launch.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _head_side(module, tmp_path, head_params, **args):
+    """The nodes of robot.launch.py's head side for these launch arguments, as (package,
+    executable, its arguments rendered, its parameters: {name: value} with '_files' the
+    parameter files)."""
+    import yaml
+    from launch import LaunchContext
+    from launch.actions import DeclareLaunchArgument
+    from launch.utilities import perform_substitutions
+    from launch_ros.utilities import evaluate_parameters
+
+    params = tmp_path / 'params.yaml'
+    params.write_text(yaml.safe_dump({'head_controller': {'ros__parameters': head_params}}))
+    description = module.generate_launch_description()
+    context = LaunchContext()
+    for entity in description.entities:
+        if isinstance(entity, DeclareLaunchArgument):
+            entity.execute(context)
+    context.launch_configurations.update({'params_file': str(params), **args})
+    out = []
+    for action in module.head_side(context, module.node_kwargs()):
+        params = {'_files': []}
+        for p in evaluate_parameters(context, action._Node__parameters):
+            if isinstance(p, dict):
+                params.update(p)
+            else:
+                params['_files'].append(str(p))
+        cmd = []
+        # cmd[0], the executable, is looked up in a package that may not be installed here;
+        # a remapping rule (-r __node:=...) is rendered only as the node is launched.
+        for part in action.cmd[1:]:
+            try:
+                cmd.append(perform_substitutions(context, part))
+            except AttributeError:
+                cmd.append('?')
+        out.append((action.node_package, action.node_executable, cmd, params))
+    return out
+
+
+def test_robot_launch_wires_ros2_control(tmp_path, monkeypatch):
+    module = _robot_launch()
+    monkeypatch.setattr(module, '_missing', lambda packages: [])
+    monkeypatch.setattr(module.shutil, 'which', lambda name: f'/usr/bin/{name}')
+    actions = _head_side(module, tmp_path, {'driver': 'serial'}, driver='ros2_control',
+                         namespace='r1')
+    nodes = {(p, e): (cmd, a) for p, e, cmd, a in actions}
+    assert set(nodes) == {('maxim_perception', 'head_controller_node'),
+                          ('controller_manager', 'ros2_control_node'),
+                          ('controller_manager', 'spawner'),
+                          ('robot_state_publisher', 'robot_state_publisher')}
+    assert nodes['maxim_perception', 'head_controller_node'][1]['driver'] == 'ros2_control'
+    spawner = nodes['controller_manager', 'spawner'][0]
+    assert spawner[:3] == ['joint_state_broadcaster', 'head_position_controller',
+                           '--param-file']
+    # The controllers file, its node keys made the namespace's (/r1/head_position_controller),
+    # for the controller manager and the controllers alike.
+    import yaml
+    with open(spawner[3], encoding='utf-8') as f:
+        assert {'/r1/controller_manager', '/r1/head_position_controller'} <= set(
+            yaml.safe_load(f))
+    assert nodes['controller_manager', 'ros2_control_node'][1]['_files'] == [spawner[3]]
+    # robot_state_publisher publishes the xacro's URDF (controller_manager reads it there).
+    urdf = nodes['robot_state_publisher', 'robot_state_publisher'][1]['robot_description']
+    assert '<ros2_control name="maxim_head"' in urdf
+    assert '<plugin>mock_components/GenericSystem</plugin>' in urdf
+
+    trajectory = _head_side(module, tmp_path, {
+        'driver': 'ros2_control', 'ros2_control': {'interface': 'joint_trajectory'}})
+    spawner = next(cmd for p, e, cmd, _ in trajectory if e == 'spawner')
+    assert spawner[:2] == ['joint_state_broadcaster', 'head_trajectory_controller']
+
+    elsewhere = _head_side(module, tmp_path, {'driver': 'ros2_control'},
+                           start_controllers='false')
+    assert [(p, e) for p, e, _, _ in elsewhere] == [
+        ('maxim_perception', 'head_controller_node'),
+        ('robot_state_publisher', 'robot_state_publisher')]
+    assert 'driver' not in elsewhere[0][3]       # the params file's driver stands
+    assert '<ros2_control' not in elsewhere[1][3]['robot_description']
+    dry = _head_side(module, tmp_path, {'driver': 'ros2_control'}, driver='dry_run',
+                     robot_state_publisher='false')
+    assert [(p, e) for p, e, _, _ in dry] == [('maxim_perception', 'head_controller_node')]
+    assert dry[0][3]['driver'] == 'dry_run'
+
+
+def test_robot_launch_refuses_a_driver_that_cannot_work(tmp_path, monkeypatch):
+    module = _robot_launch()
+    with pytest.raises(module.LaunchSetupError, match='driver:=telepathy is no head driver'):
+        _head_side(module, tmp_path, {'driver': 'serial'}, driver='telepathy')
+    monkeypatch.setattr(module, '_missing', lambda packages: list(packages)[:1])
+    with pytest.raises(module.LaunchSetupError, match=r'driver:=ros2_control needs '
+                       r'ros2_control, not installed here \(missing: controller_manager'):
+        _head_side(module, tmp_path, {'driver': 'ros2_control'})
+    monkeypatch.setattr(module, '_missing', lambda packages: [])
+    monkeypatch.setattr(module.shutil, 'which', lambda name: f'/usr/bin/{name}')
+    with pytest.raises(module.LaunchSetupError, match='leave robot_state_publisher:=true'):
+        _head_side(module, tmp_path, {'driver': 'ros2_control'},
+                   robot_state_publisher='false')

@@ -550,3 +550,174 @@ def test_a_missing_package_ends_the_launch_and_every_node_it_started(tmp_path):
         assert "package 'robot_state_publisher' not found" in out, out
     finally:
         launch.close()
+
+
+# ---- a head under ros2_control -------------------------------------------------------------
+
+def test_ros2_control_without_its_packages_stops_at_once_with_one_line(tmp_path):
+    """driver:=ros2_control where ros2_control is not installed (as here): the launch ends
+    before any process starts, with one line that says what is missing and what to do."""
+    from ament_index_python.packages import get_package_prefix, PackageNotFoundError
+    try:
+        get_package_prefix('controller_manager')
+        pytest.skip('controller_manager is installed here: nothing missing to report')
+    except PackageNotFoundError:
+        pass
+    params = write_params(tmp_path / 'p.yaml', 'robot.yaml', tmp_path, 'unused', {
+        'camera': {'synthetic': True, 'width': 160, 'height': 120, 'fps': 5.0}})
+    launch = Launch('robot.launch.py', [f'params_file:={params}', 'driver:=ros2_control'],
+                    domain(5), tmp_path / 'launch.log')
+    try:
+        seconds = launch.wait_gone()
+        out = launch.output()
+        print(f'\nros2_control missing: launch gone in {seconds:.2f} s')
+        assert seconds != float('inf'), out
+        assert launch.proc.returncode != 0, out
+        errors = [line for line in out.splitlines() if '[ERROR]' in line]
+        assert len(errors) == 1, out
+        assert ('driver:=ros2_control needs ros2_control, not installed here (missing: '
+                'controller_manager') in errors[0], out
+        assert 'start_controllers:=false' in errors[0], out
+        assert 'process started' not in out and 'Traceback' not in out, out
+    finally:
+        launch.close()
+
+
+class StandInControllers:
+    """The controllers of a ros2_control head that run elsewhere (start_controllers:=false):
+    a forward position controller on /head_position_controller/commands, and
+    joint_state_broadcaster's /joint_states reporting each command as reached."""
+
+    def __init__(self, probe, start=(0.2, -0.1)):
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+
+        self.commands: list[list[float]] = []
+        self.position = list(start)            # head_pan_joint, head_tilt_joint
+        probe.node.create_subscription(Float64MultiArray, '/head_position_controller/commands',
+                                       self._on_command, 10)
+        self._pub = probe.node.create_publisher(JointState, '/joint_states', 10)
+        self._msg = JointState
+        probe.node.create_timer(0.05, self._publish)
+
+    def _on_command(self, msg):
+        self.commands.append(list(msg.data))
+        if len(msg.data) == 2:
+            self.position = list(msg.data)
+
+    def _publish(self):
+        self._pub.publish(self._msg(name=['head_pan_joint', 'head_tilt_joint'],
+                                    position=self.position))
+
+
+@pytest.fixture(scope='class')
+def ros2_control_head(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp('ros2_control_launch')
+    # The params file keeps robot.yaml's `driver: serial`: driver:= overrides it.
+    params = write_params(tmp / 'rc.yaml', 'robot.yaml', tmp, 'unused', {
+        'camera': {'synthetic': True, 'width': 160, 'height': 120, 'fps': 5.0},
+        'head_controller': {'reconnect_max_s': 1.0}})
+    d = domain(6)
+    launch = Launch('robot.launch.py', [
+        f'params_file:={params}', 'driver:=ros2_control', 'start_controllers:=false',
+        'robot_state_publisher:=false'], d, tmp / 'launch.log')
+    probe = Probe(d)
+    controllers = StandInControllers(probe)
+    yield launch, probe, controllers
+    probe.close()
+    launch.close()
+    ros2(d, 'daemon', 'stop')
+
+
+class TestRos2ControlHead:
+    def test_every_node_comes_up_active_and_the_head_drives_the_controllers(
+            self, ros2_control_head):
+        from maxim_interfaces.msg import HeadState
+        launch, probe, controllers = ros2_control_head
+        want = expected('robot')
+        assert probe.spin_until(lambda: want <= probe.nodes()), (
+            f'missing {want - probe.nodes()}\n{launch.output()}')
+        for name in GRAPHS['robot']:
+            if NODES[name].lifecycle:
+                state = ros2(launch.domain_id, 'lifecycle', 'get', f'/{name}', '--no-daemon')
+                assert state.stdout.startswith('active'), (state, launch.output())
+        states = probe.watch('/head/state', HeadState)
+        assert probe.spin_until(lambda: states and states[-1].driver == 'ros2_control'
+                                and states[-1].driver_ok), (states[-1:], launch.output())
+        assert probe.spin_until(lambda: controllers.commands), launch.output()
+        # Radians for head_pan_joint, head_tilt_joint (the controller's joints), starting
+        # where joint_states put the head.
+        assert controllers.commands[0] == pytest.approx([0.2, -0.1], abs=1e-6)
+        # joint_state_broadcaster (here: the probe) is the only publisher of joint_states.
+        publishers = probe.node.get_publishers_info_by_topic('/joint_states')
+        assert [p.node_name for p in publishers] == ['launch_probe'], publishers
+
+    def test_ctrl_c_ends_every_process_cleanly(self, ros2_control_head):
+        launch, _, _ = ros2_control_head
+        assert len(session_pids(launch.sid)) >= len(GRAPHS['robot']) + 1
+        seconds = launch.interrupt()
+        assert_clean_stop(launch, seconds, 'robot.launch.py driver:=ros2_control')
+
+
+# ---- a camera driver already in the graph (camera:=topic) ----------------------------------
+
+def test_camera_topic_takes_the_images_of_a_driver_in_the_graph(tmp_path):
+    """camera:=topic over the params file's camera source: a stand-in driver (the probe)
+    publishes rgb8 frames with padded rows and their CameraInfo; camera/image_raw and
+    camera/camera_info carry them with their stamps, frame ids and pixels, attention reads
+    them, and Ctrl-C ends it all cleanly."""
+    import numpy as np
+    from sensor_msgs.msg import CameraInfo, Image
+
+    from maxim_interfaces.msg import AttentionState
+    from maxim_perception.conversions import image_to_msg, msg_to_bgr, time_msg
+    from maxim_perception.qos import LATCHED, SENSOR
+
+    params = write_params(tmp_path / 'p.yaml', 'robot.yaml', tmp_path, 'unused', {
+        'head_controller': {'driver': 'dry_run'}})          # camera: robot.yaml's, auto
+    d = domain(7)
+    launch = Launch('robot.launch.py', [
+        f'params_file:={params}', 'robot_state_publisher:=false', 'camera:=topic',
+        'camera_topic:=/standin/image_raw'], d, tmp_path / 'launch.log')
+    probe = Probe(d)
+    try:
+        rng = np.random.default_rng(3)
+        frames = [rng.integers(0, 256, (120, 160, 3), dtype=np.uint8) for _ in range(4)]
+        sent = {}
+        image_pub = probe.node.create_publisher(Image, '/standin/image_raw', SENSOR)
+        info_pub = probe.node.create_publisher(CameraInfo, '/standin/camera_info', SENSOR)
+        count = [0]
+
+        def driver_tick():
+            k = count[0]
+            count[0] += 1
+            stamp, bgr = time_msg(500.0 + k / 10.0), frames[k % 4]
+            sent[(stamp.sec, stamp.nanosec)] = bgr
+            image_pub.publish(image_to_msg(np.ascontiguousarray(bgr[:, :, ::-1]), 'rgb8',
+                                           stamp, 'standin_optical', step=160 * 3 + 32))
+            info = CameraInfo(width=160, height=120, distortion_model='plumb_bob',
+                              k=[150.0, 0.0, 79.5, 0.0, 150.0, 59.5, 0.0, 0.0, 1.0])
+            info.header.stamp, info.header.frame_id = stamp, 'standin_optical'
+            info_pub.publish(info)
+
+        probe.node.create_timer(0.1, driver_tick)
+        images = probe.watch('/camera/image_raw', Image)
+        infos = probe.watch('/camera/camera_info', CameraInfo)
+        states = probe.watch('/attention/state', AttentionState, LATCHED)
+        assert probe.spin_until(lambda: len(images) >= 5 and infos and states), launch.output()
+        for msg in images:
+            key = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+            assert key in sent and msg.header.frame_id == 'standin_optical'
+            assert np.array_equal(msg_to_bgr(msg), sent[key])
+        assert infos[-1].k[0] == 150.0 and infos[-1].header.frame_id == 'standin_optical'
+        assert states[-1].header.frame_id == 'standin_optical'
+        got = ros2(d, 'param', 'get', '/camera', 'source', '--no-daemon')
+        assert got.stdout.strip() == 'String value is: topic', got
+        state = ros2(d, 'lifecycle', 'get', '/camera', '--no-daemon')
+        assert state.stdout.startswith('active'), state
+        seconds = launch.interrupt()
+        assert_clean_stop(launch, seconds, 'robot.launch.py camera:=topic')
+    finally:
+        probe.close()
+        launch.close()
+        ros2(d, 'daemon', 'stop')

@@ -1,4 +1,6 @@
-"""Camera sources (a V4L2 device, a video file, a synthetic scene) and a reconnecting reader.
+"""Camera sources (a V4L2 device, a video file, a synthetic scene) and a reconnecting reader;
+and the bookkeeping of the source `topic` (frames from a camera driver already in the ROS
+graph), which the camera node feeds with what its subscriptions receive.
 
 The node only ever calls `ReconnectingCamera.poll()`: a missing or unplugged device, a video
 file that ended or was deleted, or a read error becomes a `CameraStatus` with a message and a
@@ -19,6 +21,8 @@ from typing import Callable, Protocol
 
 import cv2
 import numpy as np
+
+from maxim_perception.health import missed_periods
 
 
 class CameraError(RuntimeError):
@@ -77,6 +81,35 @@ def parse_device(device: str | int) -> str | int:
     return text
 
 
+def is_device(device: str | int) -> bool:
+    """A V4L2 device (an index or a /dev path) rather than a video file."""
+    parsed = parse_device(device)
+    return isinstance(parsed, int) or parsed.startswith('/dev/')
+
+
+# The camera node's `source` values; 'auto' is synthetic, device or video from the other
+# parameters (`synthetic`, `device`), as before `source` existed.
+SOURCES = ('auto', 'device', 'video', 'synthetic', 'topic')
+
+
+def resolve_source(source: str, synthetic: bool, device: str | int) -> str:
+    """The source to open: 'device', 'video', 'synthetic' or 'topic'. ValueError (a line
+    for the user) for an unknown source, or a device where a video file is asked and the
+    other way round."""
+    source = str(source).strip().lower()
+    if source not in SOURCES:
+        raise ValueError(f'unknown camera source {source!r}; one of {", ".join(SOURCES)}')
+    if source == 'auto':
+        return 'synthetic' if synthetic else ('device' if is_device(device) else 'video')
+    if source == 'device' and not is_device(device):
+        raise ValueError(f'camera source device needs a V4L2 device in `device` (an index or a '
+                         f'/dev path), not {device!r}: a video file is source video')
+    if source == 'video' and is_device(device):
+        raise ValueError(f'camera source video needs a video file in `device`, not '
+                         f'{parse_device(device)!r}')
+    return source
+
+
 class OpenCVCamera:
     """A V4L2 device (index or /dev path) or a video file read with cv2.VideoCapture.
 
@@ -96,7 +129,7 @@ class OpenCVCamera:
 
     @property
     def is_device(self) -> bool:
-        return isinstance(self.device, int) or str(self.device).startswith('/dev/')
+        return is_device(self.device)
 
     def describe(self) -> str:
         kind = 'device' if self.is_device else 'video file'
@@ -354,3 +387,207 @@ class ReconnectingCamera:
     def close(self) -> None:
         self.source.close()
         self._opened = False
+
+
+# ---- frames from a ROS topic (the source `topic`) --------------------------------------------
+
+IMAGE_TYPE = 'sensor_msgs/msg/Image'
+COMPRESSED_TYPE = 'sensor_msgs/msg/CompressedImage'
+
+
+def camera_info_topic(image_topic: str) -> str:
+    """The CameraInfo topic beside an image topic, by image_transport's rule: the last name
+    replaced by `camera_info` (`/cam/image_raw` -> `/cam/camera_info`; a transport's
+    sub-topic, `/cam/image_raw/compressed`, goes with its base topic)."""
+    topic = image_topic.rstrip('/')
+    if topic.endswith('/compressed'):
+        topic = topic[:-len('/compressed')]
+    head, sep, _ = topic.rpartition('/')
+    return f'{head}{sep}camera_info'
+
+
+def parse_compressed(value: str | bool) -> str:
+    """The `compressed` parameter as 'auto', 'true' or 'false' (a YAML bool or a string)."""
+    text = str(value).strip().lower()
+    if text not in ('auto', 'true', 'false'):
+        raise ValueError(f'camera compressed must be auto, true or false, not {value!r}')
+    return text
+
+
+def choose_compressed(mode: str, topic: str, types: tuple[str, ...] = ()) -> bool:
+    """Whether to subscribe `topic` as CompressedImage: as `mode` says when it is 'true' or
+    'false'; with 'auto', the type the graph gives the topic when it is one of the two, else
+    image_transport's naming (a topic named `.../compressed` is JPEG or PNG)."""
+    if mode != 'auto':
+        return mode == 'true'
+    kinds = set(types) & {IMAGE_TYPE, COMPRESSED_TYPE}
+    if len(kinds) == 1:
+        return COMPRESSED_TYPE in kinds
+    name = topic.rstrip('/')
+    return name == 'compressed' or name.endswith('/compressed')
+
+
+class FramePacer:
+    """At most `rate_hz` frames a second on average, counted on the frames' own stamps: a
+    token bucket that fills at the rate and holds `burst` frames. Frames that come faster are
+    skipped, evenly (a 60 fps driver into 30 passes every other frame); a driver at the rate
+    loses none however its stamps jitter, as long as the jitter spans under a period (a
+    bucket of 2; a fixed schedule from the first frame would lose a frame whenever a stamp
+    came half a period early against it). A stamp that goes back more than two periods (a
+    bag replayed from the start, a restarted simulator) starts the count over.
+    """
+
+    def __init__(self, rate_hz: float, burst: float = 2.0) -> None:
+        if not rate_hz > 0 or not burst >= 1:
+            raise ValueError(f'need rate_hz > 0 and burst >= 1, got {rate_hz!r}, {burst!r}')
+        self.period_s = 1.0 / float(rate_hz)
+        self.burst = float(burst)
+        self._tokens = self.burst
+        self._last: float | None = None
+
+    def reset(self) -> None:
+        self._tokens = self.burst
+        self._last = None
+
+    def admit(self, t: float) -> bool:
+        """True when a frame stamped `t` (seconds) is within the rate; False: skip it."""
+        if self._last is not None and t < self._last - 2.0 * self.period_s:
+            self.reset()
+        if self._last is None:
+            self._last = t
+        elif t > self._last:
+            self._tokens = min(self.burst, self._tokens + (t - self._last) / self.period_s)
+            self._last = t
+        if self._tokens >= 1.0 - 1e-6:
+            self._tokens -= 1.0
+            return True
+        return False
+
+
+class TopicCamera:
+    """The source `topic`: images come from a camera driver already in the ROS graph
+    (usb_cam, v4l2_camera, a RealSense, a Gazebo bridge) and the camera node passes them on.
+
+    Bookkeeping only; the node handles the messages. For each image that arrives the node
+    asks `pace(stamp)` (within the `fps` ceiling?), then reports `delivered()` or
+    `rejected(kind, reason)`; `info()` counts CameraInfo messages. `judge()` turns the numbers
+    and what the graph says of the topic into a CameraStatus and the line a person needs:
+    nothing publishes the topic, something does but no image came (its type, its QoS), every
+    image was rejected (and why), images stopped. Frames missed while streaming count in
+    `dropped` as the device source counts them (frame periods with no frame).
+    """
+
+    def __init__(self, topic: str, fps: float, timeout_s: float, info_topic: str = '',
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not timeout_s > 0:
+            raise ValueError(f'timeout_s must be positive, got {timeout_s!r}')
+        self.topic, self.info_topic = topic, info_topic
+        self.fps, self.timeout_s = float(fps), float(timeout_s)
+        self.pacer = FramePacer(fps)
+        self._clock = clock
+        self.status = CameraStatus.CONNECTING
+        self.message = f'{topic}: not subscribed (inactive)'
+        self._since: float | None = None      # when the subscription began
+        self.frames = 0          # images passed on
+        self.skipped = 0         # over the fps ceiling
+        self.dropped = 0         # frame periods without a frame while streaming
+        self.malformed = 0       # data that does not hold the image, undecodable bytes
+        self.unsupported = 0     # encodings or formats the pipeline does not read
+        self.infos = 0           # CameraInfo messages passed on
+        self.last_rejection = ''
+        self.last_frame_time: float | None = None
+        self._last_rejection_time: float | None = None
+
+    def describe(self) -> str:
+        return f'topic {self.topic}'
+
+    @property
+    def active(self) -> bool:
+        return self._since is not None
+
+    def start(self) -> None:
+        """The subscription began: the wait for the first image starts now."""
+        self._since = self._clock()
+        self.last_frame_time = None
+        self.pacer.reset()
+        self.status = CameraStatus.CONNECTING
+        self.message = f'waiting for the first image on {self.topic}'
+
+    def stop(self) -> None:
+        self._since = None
+        self.status = CameraStatus.CONNECTING
+        self.message = f'{self.topic}: not subscribed (inactive)'
+
+    def pace(self, stamp_s: float) -> bool:
+        """An image came, stamped `stamp_s` (<= 0: no stamp, its arrival counts): True to
+        pass it on, False (counted in `skipped`) when it comes faster than `fps`."""
+        t = stamp_s if stamp_s > 0 else self._clock()
+        if self.pacer.admit(t):
+            return True
+        self.skipped += 1
+        return False
+
+    def delivered(self) -> None:
+        now = self._clock()
+        if self.last_frame_time is not None:
+            self.dropped += missed_periods(now - self.last_frame_time, 1.0 / self.fps)
+        self.last_frame_time = now
+        self.frames += 1
+
+    def rejected(self, kind: str, reason: str) -> None:
+        """An image dropped: kind 'malformed' or 'unsupported', with the one-line reason."""
+        if kind == 'unsupported':
+            self.unsupported += 1
+        else:
+            self.malformed += 1
+        self.last_rejection = reason
+        self._last_rejection_time = self._clock()
+
+    def info(self) -> None:
+        self.infos += 1
+
+    def info_overdue(self) -> bool:
+        """Images flow but no CameraInfo came on `info_topic` within the timeout."""
+        return bool(self.info_topic) and self.infos == 0 and self.frames > 0 and \
+            self._since is not None and self._clock() - self._since > self.timeout_s
+
+    def judge(self, publishers: int, types: tuple[str, ...] = (),
+              expected: str = IMAGE_TYPE) -> bool:
+        """Set `status` and `message` from the images so far and the graph (`publishers` of
+        the topic, its `types`, the type subscribed); True when the status changed."""
+        before = self.status
+        self.status, self.message = self._judge(publishers, tuple(types), expected)
+        return self.status != before
+
+    def _judge(self, publishers: int, types: tuple[str, ...],
+               expected: str) -> tuple[CameraStatus, str]:
+        topic = self.topic
+        if self._since is None:
+            return CameraStatus.CONNECTING, f'{topic}: not subscribed (inactive)'
+        now = self._clock()
+        last = self.last_frame_time
+        quiet = now - (self._since if last is None else last)
+        if quiet <= self.timeout_s:
+            if last is None:
+                return (CameraStatus.CONNECTING, f'waiting for the first image on {topic} '
+                        f'({publishers} publisher{"s" if publishers != 1 else ""})')
+            return CameraStatus.OK, f'{topic}: streaming'
+        what = (f'no image on {topic} in {quiet:.1f} s' if last is None else
+                f'no image on {topic} for {quiet:.1f} s (after {self.frames} frames)')
+        if publishers == 0:
+            if last is None:
+                return (CameraStatus.MISSING, f'{what}: nothing publishes it (is the camera '
+                        'driver running, and is camera.topic its image topic? '
+                        '`ros2 topic list -t`)')
+            return CameraStatus.MISSING, f'{what}: its publisher is gone'
+        if types and expected not in types:
+            return (CameraStatus.ERROR, f'{what}: it carries {", ".join(types)}, the camera '
+                    f'node takes {expected} (set camera.compressed)')
+        rejected_since = self._last_rejection_time is not None and (
+            last is None or self._last_rejection_time > last)
+        if rejected_since:
+            return CameraStatus.ERROR, f'{what} usable; the last rejected: {self.last_rejection}'
+        nodes = f'{publishers} node publishes' if publishers == 1 else \
+            f'{publishers} nodes publish'
+        return (CameraStatus.ERROR, f'{what} although {nodes} it: is the driver streaming? '
+                f'(`ros2 topic hz {topic}`)')

@@ -4,12 +4,16 @@ message types; no rclpy here).
 Images go through numpy buffers (np.frombuffer / reshape / tobytes), never per-pixel loops.
 """
 
-from builtin_interfaces.msg import Time as TimeMsg
+import array
+
+from builtin_interfaces.msg import Duration as DurationMsg, Time as TimeMsg
 import cv2
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point
 import numpy as np
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
 from maxim_interfaces.msg import AttentionState, Detection, Percept
@@ -17,6 +21,7 @@ from maxim_perception.attention.attention import (AttentionResult, MODE_IDLE, MO
                                                   MODE_TRACK, PerceptSummary, Target)
 from maxim_perception.attention.detectors import KIND_COLOR, KIND_FACE, KIND_MOTION
 from maxim_perception.camera_model import CameraModel
+from maxim_perception.head.ros2_control import ControllerCommand, FORWARD_POSITION
 from maxim_perception.health import Health
 
 # ==== camera and attention ====================================================================
@@ -26,12 +31,51 @@ class ImageConversionError(ValueError):
     """An Image message or array that cannot be converted (encoding, size, step)."""
 
 
-# encoding -> (channels, numpy dtype)
+class UnsupportedEncoding(ImageConversionError):
+    """An encoding (or a compressed format) this package does not read."""
+
+
+class MalformedImage(ImageConversionError):
+    """An image whose bytes do not hold what its header says (size, step, length), or a
+    compressed image that does not decode."""
+
+
+# encoding -> (channels, numpy dtype). The YUV 4:2:2 encodings are two bytes a pixel.
 _ENCODINGS = {
     'bgr8': (3, np.uint8), 'rgb8': (3, np.uint8), 'bgra8': (4, np.uint8),
     'rgba8': (4, np.uint8), 'mono8': (1, np.uint8), '8UC1': (1, np.uint8),
     '8UC3': (3, np.uint8), 'mono16': (1, np.uint16), '16UC1': (1, np.uint16),
+    'yuv422': (2, np.uint8), 'uyvy': (2, np.uint8), 'yuv422_yuy2': (2, np.uint8),
+    'yuyv': (2, np.uint8),
 }
+
+# YUV 4:2:2 byte orders as sensor_msgs/image_encodings names them: `yuv422` (and `uyvy`) is
+# U Y0 V Y1, `yuv422_yuy2` (and `yuyv`) is Y0 U Y1 V; OpenCV converts both (BT.601).
+_YUV422_TO_BGR = {'yuv422': cv2.COLOR_YUV2BGR_UYVY, 'uyvy': cv2.COLOR_YUV2BGR_UYVY,
+                  'yuv422_yuy2': cv2.COLOR_YUV2BGR_YUY2,
+                  'yuyv': cv2.COLOR_YUV2BGR_YUY2}
+
+# What the attention pipeline reads from camera/image_raw (msg_to_bgr): a camera driver's
+# images in these are passed on by the camera node untouched.
+PIPELINE_ENCODINGS = ('bgr8', 'rgb8', 'mono8', 'bgra8', 'rgba8')
+YUV422_ENCODINGS = tuple(_YUV422_TO_BGR)
+# What the camera node takes from a driver's topic (YUV 4:2:2 it converts to bgr8).
+CAMERA_ENCODINGS = PIPELINE_ENCODINGS + YUV422_ENCODINGS
+
+
+def _unsupported(encoding: str) -> UnsupportedEncoding:
+    return UnsupportedEncoding(
+        f'image encoding {encoding!r} is not supported (supported: '
+        f'{", ".join(CAMERA_ENCODINGS)}); set the camera driver to one of them or use its '
+        'compressed (JPEG/PNG) topic')
+
+
+def _byte_data(arr: np.ndarray) -> array.array:
+    """An Image's data field from an array in one copy (bytes would take two: tobytes,
+    then the message's own array.array)."""
+    data = array.array('B')
+    data.frombytes(np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data)
+    return data
 
 
 def time_msg(seconds: float) -> TimeMsg:
@@ -53,14 +97,18 @@ def stamp_error(stamp: TimeMsg) -> str:
     return ''
 
 
-def image_to_msg(array: np.ndarray, encoding: str = 'bgr8', stamp: TimeMsg | None = None,
-                 frame_id: str = '') -> Image:
-    """An Image from an HxW or HxWxC array (one copy: tobytes)."""
+def image_to_msg(pixels: np.ndarray, encoding: str = 'bgr8', stamp: TimeMsg | None = None,
+                 frame_id: str = '', step: int | None = None) -> Image:
+    """An Image from an HxW or HxWxC array (one copy).
+
+    `step` (bytes a row, at least width x pixel size) pads each row with zeros, as drivers
+    that align rows do; None: rows are packed.
+    """
     if encoding not in _ENCODINGS:
-        raise ImageConversionError(f'unsupported encoding {encoding!r}; '
-                                   f'supported: {sorted(_ENCODINGS)}')
+        raise UnsupportedEncoding(f'unsupported encoding {encoding!r}; '
+                                  f'supported: {sorted(_ENCODINGS)}')
     channels, dtype = _ENCODINGS[encoding]
-    arr = np.asarray(array)
+    arr = np.asarray(pixels)
     if arr.dtype != dtype:
         raise ImageConversionError(f'{encoding} needs dtype {np.dtype(dtype)}, got {arr.dtype}')
     shape_ok = (arr.ndim == 2 and channels == 1) or (arr.ndim == 3 and arr.shape[2] == channels)
@@ -73,9 +121,17 @@ def image_to_msg(array: np.ndarray, encoding: str = 'bgr8', stamp: TimeMsg | Non
     msg.height, msg.width = int(arr.shape[0]), int(arr.shape[1])
     msg.encoding = encoding
     msg.is_bigendian = 0
-    msg.step = int(arr.shape[1]) * channels * np.dtype(dtype).itemsize
-    msg.data = np.ascontiguousarray(arr).astype(np.dtype(dtype).newbyteorder('<'),
-                                                copy=False).tobytes()
+    row = int(arr.shape[1]) * channels * np.dtype(dtype).itemsize
+    msg.step = row if step is None else int(step)
+    if msg.step < row:
+        raise ImageConversionError(f'step {msg.step} is under a row of {row} bytes')
+    little = np.ascontiguousarray(arr).astype(np.dtype(dtype).newbyteorder('<'), copy=False)
+    if msg.step == row:
+        msg.data = _byte_data(little)
+    else:
+        rows = np.zeros((msg.height, msg.step), np.uint8)
+        rows[:, :row] = little.view(np.uint8).reshape(msg.height, row)
+        msg.data = _byte_data(rows)
     return msg
 
 
@@ -85,16 +141,15 @@ def msg_to_image(msg: Image) -> np.ndarray:
     Rows padded beyond width (step > width * pixel size) are cropped without a copy.
     """
     if msg.encoding not in _ENCODINGS:
-        raise ImageConversionError(f'unsupported encoding {msg.encoding!r}; '
-                                   f'supported: {sorted(_ENCODINGS)}')
+        raise _unsupported(msg.encoding)
     channels, dtype = _ENCODINGS[msg.encoding]
     dt = np.dtype(dtype).newbyteorder('>' if msg.is_bigendian else '<')
     row = msg.width * channels * dt.itemsize
     if msg.height == 0 or msg.width == 0:
-        raise ImageConversionError(f'empty image {msg.width}x{msg.height}')
+        raise MalformedImage(f'empty image {msg.width}x{msg.height}')
     if msg.step < row or len(msg.data) < msg.step * msg.height:
-        raise ImageConversionError(f'{msg.width}x{msg.height} {msg.encoding}: step {msg.step}'
-                                   f' and {len(msg.data)} bytes do not hold the image')
+        raise MalformedImage(f'{msg.width}x{msg.height} {msg.encoding}: step {msg.step}'
+                             f' and {len(msg.data)} bytes do not hold the image')
     buf = np.frombuffer(msg.data, dtype=np.uint8, count=msg.step * msg.height)
     rows = buf.reshape(msg.height, msg.step)[:, :row]
     arr = rows.view(dt) if rows.flags['C_CONTIGUOUS'] else \
@@ -117,7 +172,50 @@ def msg_to_bgr(msg: Image) -> np.ndarray:
         return cv2.cvtColor(arr, cv2.COLOR_RGBA2BGR)
     if enc in ('mono8', '8UC1'):
         return cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR)
-    raise ImageConversionError(f'{enc} is not an 8-bit colour or grey encoding')
+    raise UnsupportedEncoding(f'{enc} is not an 8-bit colour or grey encoding')
+
+
+def yuv422_to_bgr(msg: Image) -> np.ndarray:
+    """The HxWx3 BGR array of a YUV 4:2:2 Image (either byte order; rows may be padded)."""
+    if msg.encoding not in _YUV422_TO_BGR:
+        raise UnsupportedEncoding(f'{msg.encoding!r} is not YUV 4:2:2')
+    if msg.width % 2:
+        raise MalformedImage(f'{msg.encoding} needs an even width (two pixels share U and V),'
+                             f' got {msg.width}')
+    return cv2.cvtColor(msg_to_image(msg), _YUV422_TO_BGR[msg.encoding])
+
+
+def yuv422_to_image_msg(msg: Image) -> Image:
+    """A bgr8 Image of a YUV 4:2:2 one, with its header (stamp, frame_id)."""
+    out = image_to_msg(yuv422_to_bgr(msg), 'bgr8')
+    out.header = msg.header
+    return out
+
+
+def check_image(msg: Image) -> None:
+    """Raise UnsupportedEncoding unless the encoding is one the camera node takes
+    (CAMERA_ENCODINGS), MalformedImage unless the data is exactly `step` x `height` bytes
+    with `step` holding a row (the sensor_msgs/Image contract) and the stamp is a time.
+
+    A cheap check (no pixel is touched) for images passed on as they came.
+    """
+    if msg.encoding not in CAMERA_ENCODINGS:
+        raise _unsupported(msg.encoding)
+    channels, dtype = _ENCODINGS[msg.encoding]
+    row = msg.width * channels * np.dtype(dtype).itemsize
+    size = f'{msg.width}x{msg.height} {msg.encoding}'
+    if msg.width == 0 or msg.height == 0:
+        raise MalformedImage(f'empty image {size}')
+    if msg.step < row:
+        raise MalformedImage(f'{size}: step {msg.step} is under a row of {row} bytes')
+    if len(msg.data) != msg.step * msg.height:
+        raise MalformedImage(f'{size}: {len(msg.data)} bytes of data, step x height is '
+                             f'{msg.step * msg.height}')
+    if msg.encoding in _YUV422_TO_BGR and msg.width % 2:
+        raise MalformedImage(f'{size}: YUV 4:2:2 needs an even width')
+    bad_stamp = stamp_error(msg.header.stamp)
+    if bad_stamp:
+        raise MalformedImage(f'{size}: {bad_stamp}')
 
 
 def image_to_compressed(array: np.ndarray, stamp: TimeMsg | None = None, frame_id: str = '',
@@ -141,13 +239,39 @@ def image_to_compressed(array: np.ndarray, stamp: TimeMsg | None = None, frame_i
     return msg
 
 
+# Video codecs of image_transport plugins (a frame of theora or h264 is no still image).
+_VIDEO_CODECS = ('theora', 'h264', 'h265', 'hevc', 'av1', 'vp8', 'vp9', 'ffmpeg')
+
+
 def compressed_to_bgr(msg: CompressedImage) -> np.ndarray:
-    """The BGR array of a JPEG or PNG CompressedImage."""
-    arr = cv2.imdecode(np.frombuffer(bytes(msg.data), dtype=np.uint8), cv2.IMREAD_COLOR)
+    """The BGR array of a JPEG or PNG CompressedImage (a grey one comes out as BGR too).
+
+    The formats of image_transport's plugins: `jpeg`, `png`, `rgb8; jpeg compressed bgr8`...
+    (OpenCV reads the codec from the bytes); a depth image (`compressedDepth`) or a video
+    codec (`theora`, `h264`...) is UnsupportedEncoding, bytes that do not decode
+    MalformedImage.
+    """
+    fmt = msg.format.lower()
+    if 'compresseddepth' in fmt or any(codec in fmt for codec in _VIDEO_CODECS):
+        raise UnsupportedEncoding(f'CompressedImage format {msg.format!r} is not supported: '
+                                  'JPEG or PNG colour images only')
+    if len(msg.data) == 0:
+        raise MalformedImage(f'CompressedImage ({msg.format!r}) has no data')
+    arr = cv2.imdecode(np.frombuffer(msg.data, dtype=np.uint8), cv2.IMREAD_COLOR)
     if arr is None:
-        raise ImageConversionError(f'CompressedImage ({msg.format!r}, {len(msg.data)} bytes) '
-                                   'does not decode')
+        raise MalformedImage(f'CompressedImage ({msg.format!r}, {len(msg.data)} bytes) does '
+                             'not decode as JPEG or PNG')
     return arr
+
+
+def compressed_to_image_msg(msg: CompressedImage) -> Image:
+    """A bgr8 Image of a JPEG or PNG CompressedImage, with its header (stamp, frame_id)."""
+    bad_stamp = stamp_error(msg.header.stamp)
+    if bad_stamp:
+        raise MalformedImage(f'CompressedImage: {bad_stamp}')
+    out = image_to_msg(compressed_to_bgr(msg), 'bgr8')
+    out.header = msg.header
+    return out
 
 
 def camera_info_to_msg(model: CameraModel, frame_id: str = '',
@@ -271,7 +395,22 @@ def attention_to_markers(result: AttentionResult, model: CameraModel,
             out.markers.append(m)
     return out
 
-# ==== head control (added by the head-control work below) ====================================
+# ==== head control ============================================================================
+
+
+def controller_command_to_msg(command: ControllerCommand, interface: str):
+    """A ros2_control command as its controller takes it: std_msgs/Float64MultiArray for a
+    forward_position controller, trajectory_msgs/JointTrajectory (one point, stamp unset: start
+    now) for a joint_trajectory controller."""
+    if interface == FORWARD_POSITION:
+        return Float64MultiArray(data=[float(p) for p in command.positions])
+    seconds = command.time_from_start_s or 0.0
+    sec = int(seconds)
+    point = JointTrajectoryPoint(
+        positions=[float(p) for p in command.positions],
+        time_from_start=DurationMsg(sec=sec, nanosec=min(999_999_999,
+                                                         int(round((seconds - sec) * 1e9)))))
+    return JointTrajectory(joint_names=list(command.joint_names), points=[point])
 
 
 # ==== health ==================================================================================

@@ -113,6 +113,34 @@ def camera_health(status: str, message: str, source: str, frames: int, fps: floa
         'next_attempt_in_s': f'{next_attempt_in_s:.2f}'}, source)
 
 
+def topic_camera_health(status: str, message: str, topic: str, frames: int, fps: float,
+                        target_fps: float, dropped: int, skipped: int, malformed: int,
+                        unsupported: int, publishers: int, info_topic: str, infos: int,
+                        info_overdue: bool, settled: bool = True) -> Health:
+    """The camera node on the source `topic`: the levels of camera_health (OK streaming,
+    WARN waiting or slow, ERROR when nothing came within the timeout), and a WARN while images
+    flow but their CameraInfo does not (attention then uses `hfov_deg`).
+
+    `skipped` counts images over the `fps` ceiling (passed over on purpose), `malformed` and
+    `unsupported` the images dropped as unreadable; `info_topic` '' means the CameraInfo is
+    made from `hfov_deg`.
+    """
+    level = _CAMERA_LEVEL.get(status, ERROR)
+    line = f'{status}: {message}'
+    if level == OK and settled and fps < 0.5 * target_fps:
+        level, line = WARN, f'{topic}: streaming at {_fmt(fps)} fps of {target_fps:g} expected'
+    elif level == OK and info_overdue:
+        level, line = WARN, (f'{topic}: streaming, but no camera_info on {info_topic} '
+                             '(attention uses hfov_deg)')
+    return Health(level, line, {
+        'status': status, 'fps': _fmt(fps), 'target_fps': f'{target_fps:g}',
+        'frames': str(frames), 'dropped_frames': str(dropped), 'skipped_frames': str(skipped),
+        'malformed_frames': str(malformed), 'unsupported_frames': str(unsupported),
+        'publishers': str(publishers),
+        'camera_info': str(infos) if info_topic else 'from hfov_deg',
+        'info_topic': info_topic or 'none'}, f'topic {topic}')
+
+
 def sim_head_health(frames: int, fps: float, target_fps: float, render_error: str,
                     command: tuple | None, width: int, height: int,
                     settled: bool = True) -> Health:

@@ -20,7 +20,9 @@ import cv2
 import numpy as np
 import pytest
 
-from maxim_perception.head.control import HeadConfig, HeadController
+from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalSpec, HeadMode,
+                                           PainType)
+from maxim_perception.head.motion import MotionModel
 from maxim_perception.sim.simhead import SimHead
 
 CONTROL_DT = 0.02
@@ -157,3 +159,63 @@ def test_over_ros_the_head_keeps_the_moving_target_centred():
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown(context=ctx)
+
+
+def _move_and_watch(sim, model=None, seconds=2.0):
+    """A far MOVE goal (pan 2.0, tilt 0.5) in a closed loop with the MuJoCo head; returns
+    (largest pan distance from the command, movement pains)."""
+    ctrl = HeadController(HeadConfig())
+    if model is not None:
+        ctrl.set_motion_model(model)
+    ctrl.set_goal(HeadGoalSpec(HeadMode.MOVE, goal_id='far', pan=2.0, tilt=0.5), 0.0)
+    far = 0.0
+    for _ in range(int(round(seconds / CONTROL_DT))):
+        now = sim.time
+        pos, vel = sim.joint_state()
+        ctrl.set_measured(pos[0], pos[1], now, vel[0], vel[1])
+        cmd = ctrl.step(CONTROL_DT, now + CONTROL_DT)
+        sim.set_joint_targets(cmd.pan, cmd.tilt)
+        sim.step(CONTROL_DT)
+        far = max(far, abs(cmd.pan - pos[0]))
+    return far, [p for p in ctrl.pop_pain() if p.pain_type == PainType.MOVEMENT_ERROR]
+
+
+@pytest.mark.parametrize('case', ['free', 'held', 'slow servo', 'slow servo judged as fast',
+                                  'at its limit'])
+def test_a_joint_held_against_its_command_in_the_simulation_hurts(case):
+    """Movement pain only from real harm, in the MuJoCo head: a free head does not hurt; a
+    pan joint held by a hand (its damping raised a thousandfold: it barely moves) does; a
+    servo four times slower than the URDF's (its torque cut to 0.26 N m: 0.74 rad/s) falls
+    far behind and does not hurt when the motion model says it is that slow, but does when
+    judged against the URDF's 3 rad/s; a joint stopped by a limit narrower than the
+    controller's (the servo's own) hurts."""
+    sim = SimHead(width=32, height=24, moving_target=False)
+    pan_dof = sim.model.joint('head_pan_joint').dofadr[0]
+    model = None
+    try:
+        if case == 'held':
+            sim.model.dof_damping[pan_dof] *= 1000
+        elif case.startswith('slow servo'):
+            sim.model.actuator_forcerange[sim.model.actuator('head_pan').id] = (-0.26, 0.26)
+            if case == 'slow servo':
+                model = MotionModel(max_velocity=0.7)
+        elif case == 'at its limit':
+            sim.model.jnt_range[sim.model.joint('head_pan_joint').id] = (-1.0, 1.0)
+            model = MotionModel(pan_limits=(-1.0, 1.0))
+        far, pain = _move_and_watch(sim, model, seconds=3.5)
+        arrived = abs(sim.joint_state()[0][0] - 2.0) < 0.05
+    finally:
+        sim.close()
+    print(f'{case}: pan at most {math.degrees(far):.1f} deg from its command; '
+          f'{[p.message for p in pain]}')
+    if case == 'free':
+        assert pain == [] and far < 0.2 and arrived
+    elif case == 'held':
+        assert len(pain) >= 1 and pain[0].source == 'head_pan_joint'
+        assert 'stalled' in pain[0].message
+    elif case == 'slow servo':
+        assert pain == [] and far > 1.0 and arrived    # ~80 deg behind, on its way
+    elif case == 'slow servo judged as fast':
+        assert len(pain) >= 1 and 'too slow' in pain[0].message
+    else:
+        assert len(pain) >= 1 and 'held at its limit' in pain[0].message

@@ -6,6 +6,7 @@ Nothing here imports rclpy or message packages; the nodes translate.
 from maxim_perception.head.control import (CommandResult, HeadConfig, HeadController, HeadGoalSpec,
                                            HeadMode, HeadStatus, JointCommand, PainEvent,
                                            PainType, TargetView)
+from maxim_perception.head.motion import MotionModel
 
 __all__ = ['CommandResult', 'HeadConfig', 'HeadController', 'HeadGoalSpec', 'HeadMode',
-           'HeadStatus', 'JointCommand', 'PainEvent', 'PainType', 'TargetView']
+           'HeadStatus', 'JointCommand', 'MotionModel', 'PainEvent', 'PainType', 'TargetView']

@@ -8,8 +8,9 @@ and acceleration limits and inside the joint limits, so a servo never sees a jum
 
 Bad input never moves the head: NaN/inf and stale commands are rejected, out-of-range ones are
 clamped, and each decision carries a reason for the node's log line. The body hurts when it
-cannot follow its commands (movement error) or keeps reversing direction (thrashing): those
-become pain events.
+cannot follow its commands (movement error, judged against the driver's own motion model in
+motion.py: a joint on its way at the speed its driver allows is not hurt, however far it still
+is) or keeps reversing direction (thrashing): those become pain events.
 
 Time is always passed in (`now`, seconds on any monotonic clock); the core never reads a clock.
 """
@@ -18,6 +19,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import IntEnum
 import math
+
+from maxim_perception.head.motion import judge, MotionModel, Trajectory, Verdict
 
 
 class HeadMode(IntEnum):
@@ -56,8 +59,17 @@ class HeadConfig:
     command_timeout_s: float = 0.5     # commands (and reflex targets) older than this are stale
     goal_tolerance_rad: float = 0.02   # measured within this of the goal: goal reached
     measurement_timeout_s: float = 0.5  # joint readings older than this are not trusted
-    movement_error_rad: float = 0.2    # commanded vs measured beyond this ...
-    movement_error_s: float = 0.5      # ... for longer than this hurts
+    # Movement pain (motion.py): a joint farther than movement_error_rad from its command that
+    # moves towards it slower than movement_speed_ratio times what the driver's motion model
+    # predicts (stalled, blocked, moving away, held off by a limit) for longer than
+    # movement_error_s hurts. Its speed is measured over movement_window_s of its trajectory.
+    # The ratio and the window are chosen by hand: half the model's speed separates a servo
+    # on its way (the MuJoCo head cruises at 0.96-1.0 of it) from one held back; a quarter
+    # second holds ~12 readings at 50 Hz and is well below movement_error_s.
+    movement_error_rad: float = 0.2
+    movement_error_s: float = 0.5
+    movement_speed_ratio: float = 0.5
+    movement_window_s: float = 0.25
     thrash_window_s: float = 2.0       # pan reversals counted over this window ...
     thrash_reversals: int = 6          # ... this many of them is thrashing
     thrash_min_velocity: float = 0.05  # rad/s; slower motion has no direction worth counting
@@ -84,11 +96,15 @@ class HeadConfig:
                              f'{self.pan_max}], tilt [{self.tilt_min}, {self.tilt_max}]')
         positive = ('max_velocity', 'max_acceleration', 'command_timeout_s',
                     'goal_tolerance_rad', 'measurement_timeout_s', 'movement_error_rad',
-                    'thrash_window_s', 'focus_dwell_s', 'reflex_rate_window_s')
+                    'thrash_window_s', 'focus_dwell_s', 'reflex_rate_window_s',
+                    'movement_window_s')
         for name in positive:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f'{name} must be a finite number > 0, got {value!r}')
+        if not (math.isfinite(self.movement_speed_ratio) and 0 < self.movement_speed_ratio <= 1):
+            raise ValueError('movement_speed_ratio must be in (0, 1], got '
+                             f'{self.movement_speed_ratio!r}')
         if self.thrash_reversals < 2:
             raise ValueError(f'thrash_reversals must be >= 2, got {self.thrash_reversals}')
         for name in ('movement_error_s', 'thrash_min_velocity', 'thrash_min_swing_rad',
@@ -285,21 +301,37 @@ class HeadController:
         self._pain: list[PainEvent] = []
         self._notices: list[str] = []
         self._pain_clock = {t: _PainClock() for t in PainType}
-        self._error_since: float | None = None
+        self._motion = MotionModel()
+        self._trails = (Trajectory(c.movement_window_s), Trajectory(c.movement_window_s))
+        self._blocked_since: list[float | None] = [None, None]   # per joint
         self._last_sign = 0
         self._swing_from = self._pan.pos
         self._reversals: deque[float] = deque()
 
     # ---- inputs -------------------------------------------------------------------------
 
+    def set_motion_model(self, model: MotionModel) -> None:
+        """How the driver's joints follow their commands: what movement pain is judged
+        against (MotionModel.of(driver)). Until set: the controller's max_velocity."""
+        self._motion = model
+
     def set_measured(self, pan: float, tilt: float, now: float,
                      pan_velocity: float | None = None,
-                     tilt_velocity: float | None = None) -> CommandResult:
-        """A joint reading from the driver or joint_states."""
+                     tilt_velocity: float | None = None,
+                     source_t: float | None = None) -> CommandResult:
+        """A joint reading from the driver or joint_states.
+
+        `source_t`: when it was measured on the measurement's own clock (a joint_states
+        stamp), the time axis of the joint's trajectory: a simulation slower than real time
+        moves its joints at full speed in its own seconds, not in `now`'s. None: `now`.
+        """
         if not _finite(pan, tilt, now):
             return CommandResult(False, reason=f'rejected joint reading: not finite '
                                                f'(pan={pan}, tilt={tilt})')
         self._measured = (float(pan), float(tilt))
+        t = source_t if source_t is not None and _finite(source_t) else now
+        for trail, position in zip(self._trails, self._measured):
+            trail.add(t, position)
         if pan_velocity is not None and tilt_velocity is not None and _finite(pan_velocity,
                                                                               tilt_velocity):
             self._measured_vel = (float(pan_velocity), float(tilt_velocity))
@@ -685,21 +717,44 @@ class HeadController:
             self._reversals.clear()
 
     def _watch_movement_error(self, now: float) -> None:
+        """Pain when a joint has not followed its command as its driver's motion model says
+        it can, for movement_error_s: stalled, blocked, moving away or held off by a limit.
+        A joint on its way at the speed its driver allows is not hurt, however far it is."""
         c = self.config
         if not self._measurement_fresh(now):
-            self._error_since = None
+            self._blocked_since = [None, None]
             return
-        err_pan = abs(self._pan.pos - self._measured[0])
-        err_tilt = abs(self._tilt.pos - self._measured[1])
-        err = max(err_pan, err_tilt)
-        if err <= c.movement_error_rad:
-            self._error_since = None
+        model = self._motion
+        vmax = c.max_velocity if model.max_velocity is None else model.max_velocity
+        joints = (('head_pan_joint', self._pan.pos, (c.pan_min, c.pan_max), model.pan_limits),
+                  ('head_tilt_joint', self._tilt.pos, (c.tilt_min, c.tilt_max),
+                   model.tilt_limits))
+        worst: tuple[Verdict, float, str] | None = None
+        for i, (joint, command, limits, own) in enumerate(joints):
+            if own is not None:
+                limits = (max(limits[0], own[0]), min(limits[1], own[1]))
+            verdict = judge(command, self._trails[i], limits, vmax, c.movement_error_rad,
+                            c.movement_speed_ratio, c.movement_error_s, c.goal_tolerance_rad)
+            if verdict is None:
+                continue            # too short a trajectory to tell: the clock neither starts
+            if not verdict.hurt:    # nor stops
+                self._blocked_since[i] = None
+                continue
+            # How long on the measurement's own clock: a starved simulation thread loses
+            # wall-clock time in which its joints could not move.
+            t = self._trails[i].time
+            since = self._blocked_since[i]
+            if since is None or since > t:
+                since = self._blocked_since[i] = t
+            held = t - since
+            if held >= c.movement_error_s and (worst is None
+                                               or verdict.distance > worst[0].distance):
+                worst = (verdict, held, joint)
+        if worst is None:
             return
-        if self._error_since is None:
-            self._error_since = now
-        held = now - self._error_since
-        if held >= c.movement_error_s:
-            joint = 'head_pan_joint' if err_pan >= err_tilt else 'head_tilt_joint'
-            self._hurt(PainType.MOVEMENT_ERROR, min(1.0, 0.25 * err / c.movement_error_rad),
-                       f'{joint} is {math.degrees(err):.1f} deg from its command for '
-                       f'{held:.2f} s', now, source=joint)
+        verdict, held, joint = worst
+        self._hurt(PainType.MOVEMENT_ERROR, min(1.0, 0.25 * verdict.distance /
+                                                c.movement_error_rad),
+                   f'{joint} is {math.degrees(verdict.distance):.1f} deg from its command for '
+                   f'{held:.2f} s: {verdict.cause} ({verdict.speed:+.2f} rad/s towards it, '
+                   f'its motion model expects {verdict.expected:.2f})', now, source=joint)

@@ -3,11 +3,17 @@
 
 The head controller calls `write(pan, tilt)` at control rate with angles already inside the
 joint limits, and `read()` for the measured position when the hardware can tell it.
+
+Each driver also states its motion model, what movement pain is judged against
+(head/motion.py, MotionModel.of): `max_velocity`, the rad/s at which its joints turn towards a
+far command (None: the controller's max_velocity; math.inf: the reading is the command, at
+once), and `joint_limits`, the limits it imposes itself, or None.
 """
 
 from dataclasses import dataclass
 import math
 import re
+import time
 from typing import Callable, Protocol, runtime_checkable
 
 
@@ -39,6 +45,10 @@ class SimDriver:
     head/joint_commands), readings come back through `feed()` (the node's joint_states)."""
 
     name = 'sim'
+    # The simulated servo follows a ramp at the controller's max_velocity (~0.1 rad behind;
+    # it tops out near 4.3 rad/s: sim/head_scene.xml), within the URDF's limits.
+    max_velocity = None
+    joint_limits = None
 
     def __init__(self, send: Callable[[float, float], None]):
         self._send = send
@@ -72,6 +82,8 @@ class DryRunDriver:
     """
 
     name = 'dry_run'
+    max_velocity = math.inf     # what it reads is what it was told, at once
+    joint_limits = None
 
     def __init__(self, log: Callable[[str], None] | None = None, log_step: float = 0.05):
         self._log = log
@@ -134,6 +146,9 @@ class ServoMapping:
 
 
 _REPORT = re.compile(r'^P(\d+)\s+T(\d+)\s*$')
+# The pulse range the board's firmware applies (firmware/maxim_head_servo/maxim_head_servo.ino,
+# PULSE_MIN_US and PULSE_MAX_US): it clamps every pulse into it and reports what it applied.
+BOARD_PULSE_US = (500, 2500)
 
 
 class SerialServoDriver:
@@ -143,42 +158,84 @@ class SerialServoDriver:
     tilt pin; both servos powered from a separate 5-6 V supply (a USB port cannot feed them)
     whose ground is tied to the board's ground; the board on USB (/dev/ttyUSB0,
     /dev/ttyACM0...). The servos' zero (1500 us on the default map) should point the camera
-    straight ahead and level.
+    straight ahead and level. The board's firmware ships in firmware/maxim_head_servo (an
+    Arduino sketch; firmware/README.md says how to build and flash it).
 
-    Line protocol (ASCII, 8N1, default 115200 baud, newline-terminated):
-      host -> board  `P<pan_us> T<tilt_us>\\n`, e.g. `P1500 T1500\\n`: pulse widths in
-                      microseconds, integers. Angles map linearly onto pulses: the pan range
-                      [pan_min, pan_max] rad onto [pan_us_min, pan_us_max] us (default
-                      -2.6..2.6 rad -> 500..2500 us), tilt likewise (-0.8..0.8 rad ->
-                      500..2500 us by default; swap the two pulse values to reverse a servo).
-                      The board sets both PWM outputs and need not answer.
-      board -> host  optional: `P<pan_us> T<tilt_us>\\n` reporting the pulses it is applying
-                      (an echo) or measuring (servos with feedback). With `readback=True`
-                      read() returns the newest report as angles; other lines (e.g.
-                      `E<message>`) are kept in `last_error` and otherwise ignored.
-    A 20-line Arduino sketch (Servo.h, Serial.parseInt on 'P'/'T', writeMicroseconds, then
-    Serial.print back) implements it.
+    Line protocol (ASCII, 8N1, default 115200 baud, lines end with '\n', a '\r' before it is
+    ignored):
+      host -> board  `P<pan_us> T<tilt_us>`, e.g. `P1500 T1500`: pulse widths in
+                      microseconds, 1 to 5 digits each, one or more spaces between. Angles map
+                      linearly onto pulses: the pan range [pan_min, pan_max] rad onto
+                      [pan_us_min, pan_us_max] us (default -2.6..2.6 rad -> 500..2500 us),
+                      tilt likewise (-0.8..0.8 rad -> 500..2500 us by default; swap the two
+                      pulse values to reverse a servo).
+      board -> host  one line for every non-blank line it receives:
+                      `P<pan_us> T<tilt_us>`: the pulses it now applies, each clamped to its
+                        range (BOARD_PULSE_US, 500..2500 us);
+                      `E<reason>`: the line was refused (`E bad line`, `E line too long`)
+                        and the servos hold their last pulses;
+                      and once at start-up, `P1500 T1500` (the servos centred).
+                     A line cut off for 100 ms is dropped without an answer, and the servos
+                     hold their last pulses whenever the host is silent.
+    With `readback=True` (the firmware's way) read() returns the newest report as angles;
+    `E` lines are kept in `last_error`. A line that is neither, or no answer for
+    `reply_timeout_s` after a write, is a DriverError (the port is closed; the node reopens
+    it with backoff). An Arduino Uno or Nano restarts when its port is opened, and its
+    bootloader hears nothing for up to ~2 s: during `boot_s` after open() a missing answer is
+    no error and a stray line is only kept in `last_error`.
+    With `readback=False` (a board that does not answer) read() returns None.
+
+    max_velocity: the servos' speed (rad/s) when the board reports measured positions (servos
+    with position feedback); the default, math.inf, is the firmware's echo of what it applies,
+    which is the command at once. joint_limits: the angles of the board's pulse range.
     """
 
     name = 'serial'
 
     def __init__(self, port: str, baud: int = 115200, pan: ServoMapping | None = None,
                  tilt: ServoMapping | None = None, readback: bool = True,
-                 timeout_s: float = 0.05):
+                 timeout_s: float = 0.05, reply_timeout_s: float = 0.5, boot_s: float = 2.5,
+                 max_velocity: float = math.inf,
+                 clock: Callable[[], float] = time.monotonic):
         if not port:
             raise ValueError('serial driver needs a port, e.g. /dev/ttyUSB0')
         if baud <= 0:
             raise ValueError(f'baud must be > 0, got {baud}')
+        if not (reply_timeout_s > 0 and boot_s >= 0):
+            raise ValueError(f'need reply_timeout_s > 0 and boot_s >= 0, got '
+                             f'{reply_timeout_s}, {boot_s}')
+        if not max_velocity > 0:
+            raise ValueError(f'max_velocity must be > 0 rad/s, got {max_velocity}')
         self.port = port
         self.baud = int(baud)
         self.pan = pan or ServoMapping(-2.6, 2.6)
         self.tilt = tilt or ServoMapping(-0.8, 0.8)
         self.readback = readback
         self.timeout_s = timeout_s
+        self.reply_timeout_s = reply_timeout_s
+        self.boot_s = boot_s
+        self.max_velocity = max_velocity
         self.last_error = ''
+        self._clock = clock
         self._serial = None
         self._buffer = b''
         self._measured: tuple[float, float] | None = None
+        self._opened_at = -math.inf
+        self._heard = False                    # a line came since open()
+        self._awaiting: float | None = None    # when the oldest unanswered write went out
+
+    @property
+    def joint_limits(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        """((pan_min, pan_max), (tilt_min, tilt_max)) rad that the board's pulse range
+        allows (narrower than the mappings' when they reach past it)."""
+        out = []
+        for m in (self.pan, self.tilt):
+            a, b = sorted(m.to_angle(us) for us in BOARD_PULSE_US)
+            lo, hi = max(m.angle_min, a), min(m.angle_max, b)
+            if not lo < hi:
+                return None      # the map lies outside the board's range: claim nothing
+            out.append((lo, hi))
+        return out[0], out[1]
 
     def open(self) -> None:
         import serial  # pyserial: only a real head needs it
@@ -190,6 +247,11 @@ class SerialServoDriver:
             self._serial = None
             raise DriverError(f'cannot open servo board on {self.port} at {self.baud} baud: '
                               f'{exc}') from exc
+        self._buffer = b''
+        self._measured = None                  # a new connection knows nothing yet
+        self._opened_at = self._clock()
+        self._heard = False
+        self._awaiting = None
 
     @property
     def is_open(self) -> bool:
@@ -212,6 +274,8 @@ class SerialServoDriver:
         except (serial.SerialException, serial.SerialTimeoutException, OSError) as exc:
             self.close()
             raise DriverError(f'write to servo board on {self.port} failed: {exc}') from exc
+        if self.readback and self._awaiting is None:
+            self._awaiting = self._clock()
 
     def read(self) -> tuple[float, float] | None:
         import serial
@@ -225,8 +289,11 @@ class SerialServoDriver:
         except (serial.SerialException, OSError) as exc:
             self.close()
             raise DriverError(f'read from servo board on {self.port} failed: {exc}') from exc
+        now = self._clock()
+        booting = not self._heard and now - self._opened_at < self.boot_s
         *lines, self._buffer = self._buffer.split(b'\n')
         if len(self._buffer) > 4096:   # a board spewing garbage without newlines
+            lines.append(self._buffer[:80])
             self._buffer = b''
         for raw in lines:
             text = raw.decode('ascii', errors='replace').strip()
@@ -234,9 +301,32 @@ class SerialServoDriver:
             if match:
                 self._measured = (self.pan.to_angle(int(match.group(1))),
                                   self.tilt.to_angle(int(match.group(2))))
-            elif text:
+            elif text.startswith('E'):
                 self.last_error = text
+            elif not text:
+                continue
+            elif booting:              # bootloader noise, or a line cut by the open
+                self.last_error = text
+                continue
+            else:
+                self._fail(f'servo board on {self.port} sent a malformed line {text[:80]!r} '
+                           '(expected P<us> T<us> or E<reason>: is the maxim_head_servo '
+                           f'firmware on it, at {self.baud} baud?)')
+            self._heard = True
+            self._awaiting = None
+        if self._awaiting is not None:
+            since = self._awaiting if self._heard else max(self._awaiting,
+                                                           self._opened_at + self.boot_s)
+            if now - since > self.reply_timeout_s:
+                self._fail(f'servo board on {self.port} did not answer within '
+                           f'{self.reply_timeout_s:g} s (is the maxim_head_servo firmware on '
+                           f'it, at {self.baud} baud? without answers set readback off)')
         return self._measured
+
+    def _fail(self, message: str) -> None:
+        self.last_error = message
+        self.close()
+        raise DriverError(message)
 
     def close(self) -> None:
         if self._serial is not None:
@@ -245,3 +335,4 @@ class SerialServoDriver:
             except OSError as exc:
                 self.last_error = f'close failed: {exc}'
             self._serial = None
+        self._awaiting = None

@@ -230,6 +230,19 @@ class DynamixelDriver:
             return None
         return max(0.0, self._next_attempt - self._clock())
 
+    @property
+    def max_velocity(self) -> float:
+        """rad/s: the profile velocity the servos move at towards a far goal (what movement
+        pain is judged against: head/motion.py)."""
+        return self.profile_units * RPM_PER_VELOCITY_UNIT * 2 * math.pi / 60.0
+
+    @property
+    def joint_limits(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The servos' own Min/Max Position Limits in rad, ((pan), (tilt))."""
+        pan, tilt = (tuple(sorted(j.to_angle(t) for t in j.tick_limits))
+                     for j in (self.pan, self.tilt))
+        return pan, tilt
+
     def encode(self, pan: float, tilt: float) -> dict[int, int]:
         """Goal positions {servo ID: ticks} for these angles (clamped to the limits)."""
         if not (math.isfinite(pan) and math.isfinite(tilt)):

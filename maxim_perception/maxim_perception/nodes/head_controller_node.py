@@ -10,15 +10,20 @@ from typing import Callable
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
+from std_msgs.msg import Float64MultiArray, Header
+from trajectory_msgs.msg import JointTrajectory
 
 from maxim_interfaces.msg import AttentionState, HeadGoal, HeadState, PainSignal
-from maxim_perception.conversions import stamp_error, stamp_to_seconds
+from maxim_perception.conversions import (controller_command_to_msg, stamp_error,
+                                          stamp_to_seconds)
 from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalSpec, HeadMode,
                                            HeadStatus, PainEvent, TargetView)
 from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver,
                                            SerialServoDriver, ServoMapping, SimDriver)
 from maxim_perception.head.dynamixel import DynamixelDriver, DynamixelJoint
+from maxim_perception.head.motion import MotionModel
+from maxim_perception.head.ros2_control import (ControllerCommand, FORWARD_POSITION,
+                                                Ros2ControlConfig, Ros2ControlDriver)
 from maxim_perception.health import driver_health, Health, not_ready
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
@@ -28,9 +33,14 @@ from maxim_perception.nodes.lifetime import run
 JOINTS = ('head_pan_joint', 'head_tilt_joint')
 # Goals that follow attention's targets (and so act on each new attention state at once).
 FOLLOWING_GOALS = (HeadMode.TRACK_TARGET, HeadMode.FOCUS_INTERESTS, HeadMode.NOVELTY_TRACK)
-DRIVERS = ('sim', 'serial', 'dry_run', 'dynamixel')
+DRIVERS = ('sim', 'serial', 'dry_run', 'dynamixel', 'ros2_control')
 # Drivers whose read() is the hardware's measured position (published on joint_states).
 MEASURING = ('serial', 'dynamixel')
+# Drivers whose head holds while the driver is down: the core does not step, so its command
+# stays the controller's last one and goes on from there when the driver is back (a forward
+# position controller would jump to wherever the core had got meanwhile), and the first
+# command of all starts from the first measured position (the core syncs to it).
+HOLDING = ('ros2_control',)
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,7 @@ class HeadControllerParams:
     dxl_zero: tuple[int, int] = (2048, 2048)
     dxl_reverse: tuple[bool, bool] = (False, False)
     dxl_profile_velocity: float = 0.0
+    ros2_control: Ros2ControlConfig | None = None   # driver ros2_control
 
 
 def _f(lo: float, hi: float) -> list:
@@ -66,7 +77,7 @@ def _i(lo: int, hi: int) -> list:
 # name: (default, description, float or integer range, or None)
 _PARAMS = {
     'driver': ('sim', 'Head driver: sim (publish head/joint_commands), serial, dry_run, '
-               'dynamixel', None),
+               'dynamixel, ros2_control', None),
     'rate_hz': (50.0, 'Control rate: joint commands per second', _f(1.0, 1000.0)),
     'state_rate_hz': (10.0, 'head/state messages per second', _f(0.1, 100.0)),
     'pan.min': (-2.6, 'Pan lower limit, rad (must match the URDF)', None),
@@ -79,9 +90,15 @@ _PARAMS = {
                           _f(0.01, 60.0)),
     'goal_tolerance_rad': (0.02, 'Measured within this of the goal: goal reached',
                            _f(0.0001, 1.0)),
-    'movement_error_rad': (0.2, 'Commanded vs measured beyond this ...', _f(0.001, 3.0)),
-    'movement_error_s': (0.5, '... for longer than this is a movement-error pain',
-                         _f(0.0, 60.0)),
+    'movement_error_rad': (0.2, 'A joint farther than this from its command ...',
+                           _f(0.001, 3.0)),
+    'movement_error_s': (0.5, '... that moves towards it slower than its driver allows for '
+                         'longer than this is a movement-error pain, s', _f(0.0, 60.0)),
+    'movement_speed_ratio': (0.5, "Slower than this fraction of the driver's speed (its "
+                             'velocity limit, or what arrives within movement_error_s) is '
+                             'held back', _f(0.01, 1.0)),
+    'movement_window_s': (0.25, "A joint's speed is measured over this much of its "
+                          'trajectory, s', _f(0.02, 10.0)),
     'thrash_window_s': (2.0, 'Window over which pan reversals are counted', _f(0.1, 60.0)),
     'thrash_reversals': (6, 'Pan reversals within the window that count as thrashing',
                          _i(2, 1000)),
@@ -115,6 +132,20 @@ _PARAMS = {
     'dynamixel.tilt_reverse': (False, 'The tilt servo turns the other way', None),
     'dynamixel.profile_velocity': (0.0, "The servos' own speed limit, rad/s (0: "
                                    'max_velocity)', _f(0.0, 20.0)),
+    'ros2_control.interface': ('forward_position', 'Driver ros2_control: forward_position '
+                               '(Float64MultiArray on <controller>/commands) or '
+                               'joint_trajectory (JointTrajectory on '
+                               '<controller>/joint_trajectory)', None),
+    'ros2_control.controller': ('', "The controller's name; empty: head_position_controller "
+                                '(forward_position) or head_trajectory_controller '
+                                '(joint_trajectory), as in config/ros2_controllers.yaml', None),
+    'ros2_control.joints': (['head_pan_joint', 'head_tilt_joint'], "The controller's joints "
+                            'parameter, in its order: the order of the positions sent', None),
+    'ros2_control.pan_joint': ('head_pan_joint', "The pan joint's name in the controller and "
+                               'in joint_states', None),
+    'ros2_control.tilt_joint': ('head_tilt_joint', "The tilt joint's name", None),
+    'ros2_control.state_timeout_s': (0.5, 'joint_states older than this: the driver is down '
+                                     'and the head holds', _f(0.01, 60.0)),
     'reconnect_max_s': (10.0, 'Longest wait between driver reconnection attempts',
                         _f(0.1, 600.0)),
 }
@@ -210,7 +241,9 @@ class HeadControllerNode(LifecycleNode):
         max_velocity (double, 3.0 rad/s), max_acceleration (double, 15 rad/s^2).
         command_timeout_s (double, 0.5): older reflex targets and goals are rejected as stale.
         goal_tolerance_rad (double, 0.02), movement_error_rad (double, 0.2),
-        movement_error_s (double, 0.5), thrash_window_s (double, 2.0),
+        movement_error_s (double, 0.5), movement_speed_ratio (double, 0.5),
+        movement_window_s (double, 0.25): movement pain, judged against the driver's motion
+            model (head/motion.py), thrash_window_s (double, 2.0),
         thrash_reversals (int, 6), thrash_min_swing_rad (double, 0.05),
         focus_dwell_s (double, 3.0).
         reflex.predict_max_s (double, 0.3), reflex.lead_s (double, 0.04),
@@ -224,11 +257,20 @@ class HeadControllerNode(LifecycleNode):
         dynamixel.profile_velocity (double, 0: max_velocity, rad/s): a Dynamixel X-series
             pan/tilt over protocol 2.0 (head/dynamixel.py); the servos' own position limits
             are written from pan.min/max and tilt.min/max.
+        ros2_control.interface (string, forward_position | joint_trajectory),
+        ros2_control.controller (string, '': head_position_controller or
+        head_trajectory_controller), ros2_control.joints (string[], the controller's joint
+        order; head_pan_joint, head_tilt_joint), ros2_control.pan_joint,
+        ros2_control.tilt_joint (string), ros2_control.state_timeout_s (double, 0.5): a head
+            under ros2_control (head/ros2_control.py).
         reconnect_max_s (double, 10): longest backoff between driver reconnection attempts.
     Publishers:
         head/joint_commands (sensor_msgs/JointState, driver sim),
         joint_states (sensor_msgs/JointState, drivers serial, dynamixel and dry_run: measured
-            or commanded),
+            or commanded; never with ros2_control, whose joint_state_broadcaster publishes it),
+        <controller>/commands (std_msgs/Float64MultiArray, driver ros2_control with
+            forward_position) or <controller>/joint_trajectory (trajectory_msgs/JointTrajectory,
+            with joint_trajectory),
         head/state (maxim_interfaces/HeadState, latched), pain (maxim_interfaces/PainSignal),
         ~/reflex_source (std_msgs/Header, debug): published with the first command that acts
             on a new attention state, stamped with that state's stamp (its camera frame's), so
@@ -236,7 +278,7 @@ class HeadControllerNode(LifecycleNode):
         diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: the driver's state).
     Subscriptions:
         attention/state (maxim_interfaces/AttentionState), head/goal (maxim_interfaces/HeadGoal),
-        joint_states (sensor_msgs/JointState, driver sim).
+        joint_states (sensor_msgs/JointState, drivers sim and ros2_control).
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic, autostart: bool = True,
@@ -248,6 +290,7 @@ class HeadControllerNode(LifecycleNode):
         self._cmd_pub = None
         self._joint_pub = None
         self.driver: HeadDriver = self._make_driver()
+        self.core.set_motion_model(MotionModel.of(self.driver))   # what pain is judged by
         self.driver_ok = False
         self.driver_error = ''
         self._retry_at = 0.0
@@ -262,6 +305,14 @@ class HeadControllerNode(LifecycleNode):
         if self.params.driver == 'sim':
             self._cmd_pub = self.create_publisher(JointState, 'head/joint_commands', COMMANDS)
             self.create_subscription(JointState, 'joint_states', self._on_joint_states, SENSOR)
+        elif self.params.driver == 'ros2_control':
+            # No joint_states publisher: joint_state_broadcaster is its one publisher.
+            rc = self.params.ros2_control
+            kind = Float64MultiArray if rc.interface == FORWARD_POSITION else JointTrajectory
+            self._cmd_pub = self.create_publisher(kind, rc.command_topic, COMMANDS)
+            self.driver.topic = self._cmd_pub.topic_name
+            self.create_subscription(JointState, 'joint_states', self._on_controller_states,
+                                     SENSOR)
         else:
             self._joint_pub = self.create_publisher(JointState, 'joint_states', 10)
         self._state_pub = self.create_publisher(HeadState, 'head/state', LATCHED)
@@ -356,6 +407,8 @@ class HeadControllerNode(LifecycleNode):
             goal_tolerance_rad=float(values['goal_tolerance_rad']),
             movement_error_rad=float(values['movement_error_rad']),
             movement_error_s=float(values['movement_error_s']),
+            movement_speed_ratio=float(values['movement_speed_ratio']),
+            movement_window_s=float(values['movement_window_s']),
             thrash_window_s=float(values['thrash_window_s']),
             thrash_reversals=int(values['thrash_reversals']),
             thrash_min_swing_rad=float(values['thrash_min_swing_rad']),
@@ -363,6 +416,18 @@ class HeadControllerNode(LifecycleNode):
             reflex_predict_max_s=float(values['reflex.predict_max_s']),
             reflex_lead_s=float(values['reflex.lead_s']),
             reflex_rate_window_s=float(values['reflex.rate_window_s']))
+        rc = None
+        if driver == 'ros2_control':
+            rc = Ros2ControlConfig(
+                interface=str(values['ros2_control.interface']),
+                controller=str(values['ros2_control.controller']),
+                joints=tuple(str(j) for j in values['ros2_control.joints']),
+                pan_joint=str(values['ros2_control.pan_joint']),
+                tilt_joint=str(values['ros2_control.tilt_joint']),
+                state_timeout_s=float(values['ros2_control.state_timeout_s']),
+                pan_limits=(head.pan_min, head.pan_max),
+                tilt_limits=(head.tilt_min, head.tilt_max),
+                max_velocity=head.max_velocity, min_time_s=1.0 / float(values['rate_hz']))
         return HeadControllerParams(
             driver=driver, rate_hz=float(values['rate_hz']),
             state_rate_hz=float(values['state_rate_hz']), head=head,
@@ -376,7 +441,8 @@ class HeadControllerNode(LifecycleNode):
             dxl_zero=(int(values['dynamixel.pan_zero']), int(values['dynamixel.tilt_zero'])),
             dxl_reverse=(bool(values['dynamixel.pan_reverse']),
                          bool(values['dynamixel.tilt_reverse'])),
-            dxl_profile_velocity=float(values['dynamixel.profile_velocity']))
+            dxl_profile_velocity=float(values['dynamixel.profile_velocity']),
+            ros2_control=rc)
 
     def _make_driver(self) -> HeadDriver:
         p = self.params
@@ -384,6 +450,9 @@ class HeadControllerNode(LifecycleNode):
             return SimDriver(self._publish_command)
         if p.driver == 'dry_run':
             return DryRunDriver(log=self.get_logger().info)
+        if p.driver == 'ros2_control':
+            return Ros2ControlDriver(p.ros2_control, self._publish_controller_command,
+                                     self._controller_subscribers, clock=self._now)
         h = p.head
         if p.driver == 'dynamixel':
             return DynamixelDriver(
@@ -504,14 +573,29 @@ class HeadControllerNode(LifecycleNode):
         if joints is None:
             return
         (pan, tilt), vel = joints
+        source_t = stamp_to_seconds(msg.header.stamp) or None   # the simulation's own clock
         with self._lock:
-            result = self.core.set_measured(pan, tilt, self._now(), *(vel or (None, None)))
+            result = self.core.set_measured(pan, tilt, self._now(), *(vel or (None, None)),
+                                            source_t=source_t)
             if result.accepted:
                 self.driver.feed(pan, tilt)
         if not result.accepted:
             self._reject('joint_states', result.reason)
 
+    def _on_controller_states(self, msg: JointState) -> None:
+        """joint_state_broadcaster's joint_states: the driver's read() hands them to the
+        core at the next tick."""
+        with self._lock:
+            self.driver.feed(msg.name, msg.position, self._now())
+
     # ---- control tick -------------------------------------------------------------------
+
+    def _publish_controller_command(self, command: ControllerCommand) -> None:
+        self._cmd_pub.publish(controller_command_to_msg(command,
+                                                        self.params.ros2_control.interface))
+
+    def _controller_subscribers(self) -> int:
+        return self._cmd_pub.get_subscription_count() if self._cmd_pub is not None else 0
 
     def _publish_command(self, pan: float, tilt: float) -> None:
         self._cmd_pub.publish(_joint_state_msg((pan, tilt), self._last_velocity,
@@ -567,8 +651,11 @@ class HeadControllerNode(LifecycleNode):
                 self._driver_fault(str(exc), now)
             if reading is not None:
                 self.core.set_measured(reading[0], reading[1], now)
-        cmd = self.core.step(dt, now)
-        self._last_velocity = (cmd.pan_velocity, cmd.tilt_velocity)
+        if self.driver_ok or self.params.driver not in HOLDING:
+            cmd = self.core.step(dt, now)
+            self._last_velocity = (cmd.pan_velocity, cmd.tilt_velocity)
+        else:
+            cmd = None     # held (see HOLDING)
         if self.driver_ok:
             try:
                 self.driver.write(cmd.pan, cmd.tilt)
@@ -580,7 +667,7 @@ class HeadControllerNode(LifecycleNode):
                     self._source_pub.publish(self._reflex_source)
         self._reflex_source = None
         stamp = self.get_clock().now().to_msg()
-        if self._joint_pub is not None:
+        if self._joint_pub is not None and cmd is not None:
             # What the hardware reported this tick, else what it was told (dry run: reached).
             if reading is not None and self.params.driver in MEASURING:
                 self._joint_pub.publish(_joint_state_msg(reading, None, stamp))
