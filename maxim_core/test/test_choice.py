@@ -4,15 +4,29 @@ test_choice_real_model.py)."""
 
 import json
 
+import pytest
+
 from maxim_core.agent.loop import Percept
-from maxim_core.deliberation.choice import (CandidateBuilder, ChoiceConfig, Chooser,
-                                            command_spans, Grounding, is_template, RecentAct,
-                                            WAIT)
+from maxim_core.deliberation.choice import (CandidateBuilder, ChoiceConfig, command_spans,
+                                            Grounding, is_template, RecentAct, WAIT)
+from maxim_core.deliberation.chooser import Chooser
 from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.llm.backend import LLMError, ScriptedBackend, STOP_CANCELLED
 from maxim_core.mind import EventSink, Mind, MindConfig
 from maxim_core.prompt.diary import copied_run, Diary, DiaryEntry, FIXED_TEXT, OPENINGS, restated
 from maxim_core.prompt.tools import ToolSpec
+
+
+@pytest.fixture(autouse=True)
+def hand_weights(monkeypatch):
+    """These tests pin the terms of the choice under today's hand-set weights (the decision
+    benchmark's 'hand' baseline, `choice.weights: hand`): each asserts a term's arithmetic
+    (habit_done, w_avoid, effort). The fitted weights the robot loads by default are judged
+    by the decision benchmark and test_scorers.py, not by a scripted scorer."""
+    from maxim_core.deliberation import scorers
+    monkeypatch.setattr(scorers.Weights, 'load',
+                        staticmethod(lambda path=None: scorers.Weights.hand(ChoiceConfig())))
+
 
 TRACK = ToolSpec('track_target', 'Follow a target.', {
     'type': 'object', 'properties': {'target_label': {'type': 'string', 'maxLength': 64},

@@ -473,6 +473,24 @@ class MemoryHub:
                         expanded += 1
             return RecallResult(hits, total, expanded)
 
+    def relate(self, text: str, phrases: list[str]) -> tuple[list[float], str]:
+        """Cosine similarity of `text` to each phrase by the EC's sentence model, and that
+        model's name: the chooser's reading of how close what a person said is to an act.
+        Only a sentence model counts (a hashing embedder's closeness is not meaning)."""
+        if not self.similarity.available:
+            raise UnavailableError(self.similarity.reason)
+        embedder = getattr(self.similarity.obj, 'embedder', None)
+        if getattr(embedder, 'name', '') != 'sentence':
+            raise UnavailableError('the EC runs no sentence model '
+                                   f'({getattr(embedder, "name", "none")})')
+        if len(phrases) > 64 or len(text) > 2000 or any(len(p) > 300 for p in phrases):
+            raise QueryError('at most 64 phrases of 300 characters and a text of 2000')
+        identity = str(getattr(embedder, 'identity', 'sentence'))
+        if not phrases:
+            return [], identity
+        vectors = embedder.embed([text] + list(phrases))
+        return [float(vectors[0] @ v) for v in vectors[1:]], identity
+
     def similarity_search(self, tool_name: str = '', memory_id: str = '', context: str = '',
                           limit: int = 10) -> list[tuple[MemoryRecord, float, dict]]:
         if not self.similarity.available:

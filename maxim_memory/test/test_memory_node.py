@@ -12,7 +12,7 @@ from std_srvs.srv import Trigger
 
 from maxim_interfaces.msg import Episode, PainSignal
 from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
-                                  PredictOutcome, SimilaritySearch, SystemStats,
+                                  PredictOutcome, Relate, SimilaritySearch, SystemStats,
                                   TemporalPatterns)
 from maxim_memory.hub import to_plain
 from maxim_memory.nodes.memory_node import MemoryNode
@@ -233,6 +233,16 @@ def test_memory_node_queries_never_change_state(ros, tmp_path):
         assert all(a.error_code == 0 for a in answers[:-1]), [a.error_msg for a in answers]
         assert answers[0].total_matches == 4 and answers[-1].error_code != 0
         assert answers[3].episodes and answers[10].concepts
+        # The chooser's similarity term: what was said against each act, by the sentence
+        # model; an act on the thing asked for is nearer than one on another thing.
+        rel = call(executor, peer, Relate, 'relate',
+                   text='Would you mind facing the small green frog over there?',
+                   phrases=['track target green object', 'track target red object'])
+        assert rel.available and rel.error_code == 0, rel.error_msg
+        assert len(rel.similarities) == 2 and rel.similarities[0] > rel.similarities[1]
+        assert rel.model.startswith('sentence')
+        too_many = call(executor, peer, Relate, 'relate', text='hi', phrases=['a'] * 65)
+        assert too_many.error_code == Relate.Response.ERROR_INVALID_REQUEST
         assert snapshot(node, db) == before
     finally:
         executor.remove_node(node)

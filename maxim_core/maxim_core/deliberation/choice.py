@@ -1,5 +1,7 @@
 """Deciding by choosing: grounded candidate actions, scored by the model and by value.
 
+The chooser that scores and weighs them is in chooser.py, each term of its sum in scorers.py.
+
 A 270M base model cannot write a correct tool call: asked for JSON it copies the prompt's
 example and slot text into its arguments. It can, however, say how likely a short
 continuation is (ENVIRONMENT.md, "Scoring candidate actions"). So the mind proposes and the
@@ -39,12 +41,10 @@ Pure Python: the backend is anything with `score(prompt, continuations)` and `co
 
 from dataclasses import dataclass, field
 import json
-import math
 import re
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from maxim_core.prompt.diary import (copied_run, Diary, FIXED_TEXT, has_label, own_words,
-                                     strip_figures)
+from maxim_core.prompt.diary import copied_run, FIXED_TEXT, has_label, strip_figures
 from maxim_core.prompt.tools import as_tool_spec
 
 # Parameters whose value is free text written by the model.
@@ -302,9 +302,19 @@ def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
              if words & {_stem(w) for w in content_words(memory_content(ln))}]
     here = {_stem(w) for w in content_words(
         f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name}')}
-    tied = [v for v in values if _stem(v.lower()) not in here | words and any(
-        re.search(rf'\b{re.escape(v.lower())}\b', ln) for ln in lines)]
+    # A value the moment holds every word of is not what memory adds ('oak door' when the
+    # percept says "an oak door").
+    tied = [v for v in values
+            if not ({_stem(w) for w in content_words(v)} or {_stem(v.lower())}) <= here | words
+            and any(re.search(rf'\b{re.escape(v.lower())}\b', ln) for ln in lines)]
     order = {v: i for i, v in enumerate(tied)}
+    # The line that shares most with the moment first: "the code of the hatch is pepper"
+    # answers at the hatch; "the shed had the code marigold" does not.
+    near = {ln: len({_stem(w) for w in content_words(ln)} & here) for ln in lines}
+
+    def shared(v: str) -> int:
+        return max((near[ln] for ln in lines
+                    if re.search(rf'\b{re.escape(v.lower())}\b', ln)), default=0)
 
     # The value told soonest after the question's word first ("my name is Ada ... in your
     # life": 'ada' answers "what is my name?", not 'life'; "the caretaker told me the
@@ -319,7 +329,7 @@ def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
                 if t == first:
                     best = min([best] + [i - j if i > j else 1000 + j - i for j in at])
         return best
-    return sorted(tied, key=lambda v: (distance(v), order[v]))
+    return sorted(tied, key=lambda v: (-shared(v), distance(v), order[v]))
 
 
 def tied_first(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
@@ -339,6 +349,11 @@ def addresses(phrase: str, blocks: set[str]) -> bool:
     return False
 
 
+# Where a negated clause ends: a mark, or a word that turns to what is to be done instead.
+_CLAUSE_END = re.compile(r'[.;,!?:]|\b(?:but|instead|just|only|rather|then|and)\b',
+                         re.IGNORECASE)
+
+
 def avoided(text: str) -> set[str]:
     """Roots of what a goal or a person says not to do: the word after 'without', 'never',
     'not', "don't", 'avoid' ("leave without waking the guard" -> {'wak'})."""
@@ -348,6 +363,27 @@ def avoided(text: str) -> set[str]:
         if word not in _STOP and len(word) >= 3:
             out.add(_root(word))
     return out
+
+
+def negated(text: str) -> set[str]:
+    """Roots of the whole clauses a goal or a person says not to do, up to the clause's
+    end, less the words the rest of the text asks for ("don't look at the red ball; look at
+    the cup" -> {'red', 'ball'}: the look is asked for, the red ball is not)."""
+    out, spans = set(), []
+    for m in _NEGATED.finditer(text or ''):
+        rest = (text or '')[m.start(1):]
+        end = _CLAUSE_END.search(rest)
+        stop = m.start(1) + (end.start() if end else len(rest))
+        spans.append((m.start(), stop))
+        out |= {_root(w) for w in content_words(text[m.start(1):stop])}
+    if not out:
+        return out
+    kept, at = [], 0
+    for a, b in spans:
+        kept.append(text[at:a])
+        at = b
+    kept.append(text[at:])
+    return out - {_root(w) for w in content_words(' '.join(kept))}
 
 
 _HURT = re.compile(r'\b(?:hurt\w*|pain\w*|burn\w*|ouch|injur\w*|harm\w*|sting\w*)\b',
@@ -387,6 +423,59 @@ def same_words(text: str, before: str) -> bool:
     return len(wa & wb) / len(wa) >= 0.6
 
 
+# Words that open a noun phrase: what follows them, up to the next function word or mark, is
+# a thing ("the small green frog", "a brass astrolabe", "my name").
+_DETERMINERS = frozenset('a an the this that these those my your his her its our their some '
+                         'another every'.split())
+_CODE_NUMBER = re.compile(r'(?<![\d.])\d{3,12}(?!\d|\.\d)')
+_FILE_NAME = re.compile(r'\b[\w-]+\.[a-z0-9]{1,5}\b', re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9][\w'.-]*|[^\sA-Za-z0-9]")
+
+
+def said_words(heard: str) -> str:
+    """What a person said, without the frame that tells who said it ('The user says: "..."'
+    -> the quoted words); the text itself when nothing is quoted."""
+    quoted = re.findall(r'"([^"]+)"', heard or '')
+    return ' '.join(quoted) if quoted else (heard or '')
+
+
+def noun_phrases(text: str, max_words: int = 4, known: Sequence[str] = ()) -> list[str]:
+    """Whole things `text` names, lower case, each once: every run of content words a
+    determiner opens ("Would you mind facing the small green frog?" -> 'small green frog'),
+    with its last word alone after it ('frog': the thing, never an adjective such as 'brass'
+    alone), and file names ('handover.txt'). An interjection or a function word is never one.
+    A run ends before a participle ('a file called ...') and after the last word of a name in
+    `known` ('the drawer shut': 'drawer')."""
+    ends = {n.split()[-1].lower() for n in known if n.split()}
+    out: list[str] = []
+    tokens = _TOKEN.findall(text or '')
+    i = 0
+    while i < len(tokens):
+        if tokens[i].lower() in _DETERMINERS:
+            run = []
+            j = i + 1
+            while j < len(tokens) and len(run) < max_words:
+                w = tokens[j].lower().strip(".'-")
+                if not re.fullmatch(r"[a-z][a-z'-]+", w) or w in _STOP or \
+                        w in _DETERMINERS or run and re.fullmatch(r'\w{3,}(?:ed|ing)', w):
+                    break
+                run.append(w)
+                j += 1
+                if w in ends:
+                    break
+            for phrase in (' '.join(run), run[-1] if run else ''):
+                if len(phrase) >= 3 and phrase not in out:
+                    out.append(phrase)
+            i = max(j, i + 1)
+        else:
+            i += 1
+    for m in _FILE_NAME.finditer(text or ''):
+        name = m.group(0).lower()
+        if not re.fullmatch(r'[\d.]+', name) and name not in out:
+            out.append(name)
+    return out
+
+
 def command_spans(text: str) -> list[str]:
     """Spans of a person's words that look like a command line: a run of tokens holding a
     flag or a path, with the short word before it (its program)."""
@@ -395,6 +484,7 @@ def command_spans(text: str) -> list[str]:
     def codeish(token: str) -> bool:
         return bool(_CODEISH.search(token.rstrip('.,;:!?')))
 
+    tokens = [t.strip('`') for t in tokens if t.strip('`')]
     spans, i = [], 0
     while i < len(tokens):
         if codeish(tokens[i]):
@@ -479,6 +569,7 @@ class Grounding:
     changed: Mapping[tuple, bool] = field(default_factory=dict)   # (thing, state) -> set to,
     #                                       by the robot's own acts (see `own_changes`)
     name: str = ''                          # the robot's own: how it is addressed, not news
+    new: Sequence[str] = ()                 # names that came into view with this percept
 
     def names(self) -> list[str]:
         out, seen = [], set()
@@ -489,17 +580,20 @@ class Grounding:
                 out.append(n)
         return out
 
-    def memory_terms(self, limit: int = 3) -> list[str]:
+    def memory_terms(self, limit: int = 3, ranked: bool = True) -> list[str]:
         """Words recalled lines add to the situation (not in the percept or goal): what
         memory knows that the moment does not say. The most informative first once the
-        chooser has ranked them (`salient`), else in the order memory gave them."""
-        if self.salient:
+        chooser has ranked them (`salient`, unless not `ranked`), else in the order memory
+        gave them."""
+        if self.salient and ranked:
             return list(self.salient)[:limit]
         here = {_stem(w) for w in content_words(
             f'{self.percept} {self.goal} {self.heard} {self.name}')}
         found = []
         for line in self.recalled:
-            for w in content_words(memory_content(line)):
+            text = memory_content(line)
+            # A number of three digits or more is a code memory holds ("the code is 4172").
+            for w in content_words(text) + _CODE_NUMBER.findall(text):
                 if _stem(w) not in here and w not in found:
                     found.append(w)
         return found[:limit]
@@ -513,6 +607,17 @@ class Grounding:
                      + [memory_content(line) for line in self.recalled]))
                  if w not in _WHERE and w not in _FRAME_WORDS}
         return any(_stem(w) in known for w in content_words(text))
+
+    def phrases(self, limit: int = 6, exclude: Sequence[str] = ()) -> list[str]:
+        """Things named by what a person said, the percept (not a tool's own result) and
+        the goal (`noun_phrases`): whole noun phrases and their head words."""
+        out = []
+        for text in (said_words(self.heard), '' if self.from_tool else said_words(self.percept),
+                     self.goal):
+            for p in noun_phrases(text, known=self.names()):
+                if p not in out and p not in exclude:
+                    out.append(p)
+        return out[:limit]
 
     def terms(self, limit: int = 4, exclude: Sequence[str] = ()) -> list[str]:
         """Content words of what a person said, the percept (not a tool's own result: what
@@ -547,6 +652,7 @@ class Candidate:
     pain: float = 0.0
     total: float = 0.0
     held: str = ''                     # why its goal was held back: 'hurt' or 'avoid'
+    features: dict = field(default_factory=dict)   # scorers.FEATURES -> value (unweighted)
 
     @property
     def key(self) -> str:
@@ -585,6 +691,10 @@ class ChoiceConfig:
     w_pain: float = 8.0
     effort: float = 1.5                # the bar to act rises per action since news
     wait_bias: float = 0.0
+    # Which weights sum the terms: 'fitted' (weights.json beside scorers.py, or
+    # `weights_path`; fitted on the decision benchmark's dev split) or 'hand' (the w_* above).
+    weights: str = 'fitted'
+    weights_path: str = ''
     thought_max_tokens: int = 40
     say_max_tokens: int = 30
     temperature: float = 0.7
@@ -603,6 +713,8 @@ class ChoiceConfig:
             raise ValueError('choice needs max_candidates >= 2 and values_per_param >= 1')
         if self.thought_max_tokens < 4 or self.say_max_tokens < 2:
             raise ValueError('thought_max_tokens >= 4 and say_max_tokens >= 2')
+        if self.weights not in ('hand', 'fitted'):
+            raise ValueError(f"choice.weights is 'hand' or 'fitted', not {self.weights!r}")
         if self.thought_drafts < 1 or not 0 < self.restate_limit <= 1 \
                 or not 0 < self.restate_abort <= 1 or self.restate_words < 3:
             raise ValueError('thought_drafts >= 1, restate_limit and restate_abort within '
@@ -708,7 +820,8 @@ _HELD = {'hurt': 'which hurt before', 'avoid': 'which I was told not to do'}
 
 
 def why_chosen(ranked: Sequence[Candidate], g: Grounding,
-               config: ChoiceConfig = ChoiceConfig()) -> str:
+               config: ChoiceConfig = ChoiceConfig(), w_relevance: float | None = None,
+               w_avoid: float | None = None) -> str:
     """Why the first of `ranked` (weighed, best first) won, in the robot's words: the term
     that gave it most ('because I was asked to', 'because it worked here before'), and an
     act it would have taken but for pain or a person's 'do not' ('not look left, which hurt
@@ -716,14 +829,19 @@ def why_chosen(ranked: Sequence[Candidate], g: Grounding,
     with the decision, so a person sees why the head turned where it did."""
     if not ranked:
         return ''
+    # The weights the choice was summed with (the chooser's), else the config's hand ones.
+    w_rel = config.w_relevance if w_relevance is None else w_relevance
+    w_av = config.w_avoid if w_avoid is None else abs(w_avoid)
     best = ranked[0]
     if best.tool is None:
-        stale = best.total - config.w_relevance * best.relevance - config.wait_bias - best.need
+        stale = best.features.get('stale', 0.0) if best.features else \
+            (best.total - config.w_relevance * best.relevance - config.wait_bias
+             - best.need) / max(config.effort, 1e-9)
         why = 'because the goal is met' if best.need > 0 else \
-            'because my last acts brought nothing new' if stale >= config.effort else \
+            'because my last acts brought nothing new' if stale >= 1 else \
             'because nothing calls for an act'
     else:
-        terms = {'relevance': config.w_relevance * best.relevance, 'value': best.value,
+        terms = {'relevance': w_rel * best.relevance, 'value': best.value,
                  'goal': best.goal, 'need': best.need, 'memory': best.memory,
                  'intent': best.intent}
         top = max(terms, key=lambda k: terms[k])
@@ -738,7 +856,7 @@ def why_chosen(ranked: Sequence[Candidate], g: Grounding,
     # An act it would have taken but for pain or a 'do not'; else one it did just now (or
     # that just failed, or told nothing new).
     held = next((f'not {c.phrase}, {_HELD[c.held]}' for c in ranked[1:]
-                 if c.held and c.tool is not None and c.total + config.w_avoid > best.total),
+                 if c.held and c.tool is not None and c.total + w_av > best.total),
                 '')
     if not held:
         done = {r.tool for r in g.recent}
@@ -783,6 +901,7 @@ class CandidateBuilder:
 
     def __init__(self, config: ChoiceConfig = ChoiceConfig()):
         self.config = config
+        self._tied_first: dict[tuple, str | None] = {}     # (tool, param) -> memory's answer
 
     def build(self, tools: Sequence[Any], g: Grounding) -> list[Candidate]:
         names = g.names()
@@ -792,10 +911,11 @@ class CandidateBuilder:
         tool_words |= {'result', 'results', 'action', 'tool'}
         memory_terms = [t for t in memory_terms if t not in tool_words]
         pool = names + [t for t in memory_terms if t not in names] + \
-            [t for t in g.terms(exclude=tool_words) if t not in names
+            [t for t in g.phrases(exclude=tool_words) if t not in names
              and t not in memory_terms]
         commands = []
-        for c in command_spans(g.heard) + quoted_spans(g.heard):
+        said = said_words(g.heard)
+        for c in quoted_spans(g.heard.replace(f'"{said}"', said)) + command_spans(said):
             if c not in commands:
                 commands.append(c)
         out: list[Candidate] = []
@@ -848,10 +968,10 @@ class CandidateBuilder:
             # A word of memory's alone is an utterance only as the answer to a question:
             # what memory links to what was asked ("Password?" -> swordfish).
             question = ' '.join(re.findall(r'[^.!?]*\?', g.heard))
-            linked = tied_to(g.memory_terms(12), g, question) if question else []
-            for term in linked[:2]:
+            linked = tied_to(g.memory_terms(12, ranked=False), g, question) if question else []
+            for i, term in enumerate(linked[:2]):
                 out.append(Candidate(name, {key: term}, _phrase(name, {key: term}),
-                                     ('memory', 'speech')))
+                                     ('memory', 'speech') + (('tied_first',) if i == 0 else ())))
             return out
         string_keys = [k for k, p in props.items()
                        if p.get('type') == 'string' and 'enum' not in p]
@@ -873,7 +993,10 @@ class CandidateBuilder:
             combos = [dict(c, **{key: v}) for c in combos
                       for v in props[key]['enum'][:cfg.values_per_param]]
         combos = combos[:cfg.values_per_param + 1]
-        return [Candidate(name, c, _phrase(name, c), ('grounded',)) for c in combos]
+        first = {k for k in keys if self._tied_first.get((name, k)) is not None}
+        return [Candidate(name, c, _phrase(name, c), ('grounded',) + (
+            ('tied_first',) if any(c.get(k) == self._tied_first[(name, k)] for k in first)
+            else ())) for c in combos]
 
     def _values(self, key: str, prop: dict, pool: list[str], commands: list[str],
                 owner: str = '', g: Grounding | None = None) -> list[str]:
@@ -882,9 +1005,19 @@ class CandidateBuilder:
             return [n for n in getattr(self, '_tool_names', [])
                     if n != owner][:self.config.values_per_param]
         values = []
-        if commands and re.search(r'command|cmd|script|shell', key):
-            values += commands
-        values += pool
+        if re.search(r'command|cmd|script|shell', key):
+            values += commands          # a command line is never a noun of the moment
+        else:
+            values += pool
+        tied: list[str] = []
+        if g is not None and values is not commands:
+            # What memory ties to this parameter first: a value that a recalled line names
+            # together with the parameter's own words, and that the moment does not say
+            # ('code': "the code or password" -> "the password of the oak door is ...").
+            about = f'{key.replace("_", " ")} {prop.get("description", "")}'
+            tied = tied_to(g.memory_terms(12, ranked=False), g, about)
+            values = tied + [v for v in values if v not in tied]
+            self._tied_first[(owner, key)] = tied[0] if tied else None
         if prop.get(GROUNDING_KEY) == 'names' and g is not None:
             # A thing to act on in the world (what to follow with the head): a name the
             # robot perceives or knows, not any word of the moment ("track target moving",
@@ -895,327 +1028,13 @@ class CandidateBuilder:
         for v in values:
             if v and len(v) <= limit and v not in out:
                 out.append(v)
-        if g is not None:
-            # What memory ties to this parameter first: a value that a recalled line names
-            # together with the parameter's own words, and that the moment does not say
-            # ('code': "the code or password" -> "the password of the oak door is swordfish").
-            out = tied_first(out, g, f'{key.replace("_", " ")} {prop.get("description", "")}')
+        if g is not None and g.heard:
+            # What the person's words name first (four things in view, three proposals).
+            asked = {_stem(w) for w in content_words(said_words(g.heard))}
+            out.sort(key=lambda v: -len({_stem(w) for w in content_words(v)} & asked))
+        if tied:
+            out = [v for v in out if v in tied] + [v for v in out if v not in tied]
         return out[:self.config.values_per_param]
-
-
-class Chooser:
-    """Scores candidates with the model and weighs them (see the module docstring)."""
-
-    FEAR_SPAN = 30          # weighings an act memory said hurt stays held back
-
-    def __init__(self, backend, config: ChoiceConfig = ChoiceConfig(),
-                 tool_prior: Callable[[str], float] | None = None):
-        self.backend = backend
-        self.config = config
-        self.builder = CandidateBuilder(config)
-        self.tool_prior = tool_prior
-        self._neutral: dict[str, float] = {}
-        self._surprise: dict[str, float] = {}
-        # What memory said hurt stays feared for a while after the line is no longer
-        # recalled (root -> weighings left).
-        self._feared: dict[str, int] = {}
-
-    # -- the model ---------------------------------------------------------------------------
-    def relevance(self, prompt: str, cands: Sequence[Candidate]) -> int:
-        """Fill each candidate's relevance (PMI over sqrt length); the prompt's tokens."""
-        conts = [f' {c.phrase}.' for c in cands]
-        done = self.backend.score(prompt, conts)
-        if len(done.logprobs) != len(conts):
-            raise ValueError(f'{len(done.logprobs)} scores for {len(conts)} candidates')
-        raw = [(float(lp) - self._neutral.get(cont, 0.0)) / math.sqrt(max(1, int(n)))
-               for cont, lp, n in zip(conts, done.logprobs, done.token_counts)]
-        # In units of the spread among these candidates: the model says which fit best,
-        # on the same scale as what the other systems add.
-        mean = sum(raw) / len(raw)
-        spread = max(1.0, math.sqrt(sum((r - mean) ** 2 for r in raw) / len(raw)))
-        for c, r in zip(cands, raw):
-            c.pmi = r
-            c.relevance = (r - mean) / spread
-        return int(done.prompt_tokens)
-
-    # -- what else weighs --------------------------------------------------------------------
-    def weigh(self, cands: Sequence[Candidate], g: Grounding, thought: str = '') -> None:
-        cfg = self.config
-        goal_stems = {_stem(w) for w in content_words(f'{g.goal} {g.heard}')}
-        asked = goal_stems | {_stem(w) for w in content_words(
-            f'{g.scene} {"" if g.from_tool else g.percept}')}
-        avoid = avoided(f'{g.goal}. {g.heard}')
-        for root in hurt_before(g.recalled, g.names()):
-            self._feared[root] = self.FEAR_SPAN
-        hurt = set(self._feared)
-        self._feared = {r: n - 1 for r, n in self._feared.items() if n > 1}
-        # Recalled lines that name an act as done, not as failed.
-        recalled = ' '.join(ln for ln in g.recalled if not _FAILED.search(ln)).lower()
-        # Memory that links what is asked to a value ("the password of the door is
-        # swordfish"): lines sharing a word with the goal, the percept or a person's words.
-        linked = [memory_content(ln).lower() for ln in g.recalled
-                  if {_stem(w) for w in content_words(memory_content(ln))} & asked]
-        blocks, resume = means_ends(g)
-        own_tools = {r.tool for r in g.recent}
-        things = {n for n in g.names()}
-        meant = thought_of(thought, things)
-        # The world changed with the last successful act that was not read-only.
-        last_success = max((i for i, r in enumerate(g.recent)
-                            if r.success and not r.introspection), default=-1)
-        # The bar to act rises with each act that brought no news (see `news_of_acts`); a
-        # read-only tool that just told nothing new is worth less for a while.
-        acts = news_of_acts(g)
-        stale = sum(1 for _, news in acts if not news) + \
-            max(0, g.acts_since_news - len(g.recent))
-        dull = {r.tool for r, news in acts if r.introspection and not news}
-        # A look or a recall about what the percept in hand just described expects little
-        # news (looking at what was seen a moment ago).
-        fresh = {_stem(w) for w in content_words('' if g.from_tool else g.percept)}
-
-        def looked_at(c: Candidate) -> bool:
-            values = _string_values(c.args)
-            return bool(values) and all(
-                {_stem(w) for w in content_words(v)} <= fresh and content_words(v)
-                for v in values)
-        # What just became possible: the last act that changed something named a thing;
-        # the acts on that thing not done since are the frontier (the chest is unlocked:
-        # open it).
-        frontier, changed_by = set(), ''
-        names = {_root(w) for n in g.names() for w in content_words(n)}
-        for r, news in reversed(acts):
-            if r.success and news and not r.introspection:
-                frontier = {_root(w) for w in content_words(_phrase(r.tool, r.args))} & names
-                changed_by = r.tool
-                break
-        done_since = {(r.tool, json.dumps(r.args, sort_keys=True)) for r, _ in acts
-                      if r.success}
-        # What acts do to the things whose state results reported: an act whose verb names a
-        # state of the thing ('open' the door: open) is moot when that is so already, and
-        # brings a thing the goal or a person names on when it is not (the door is unlocked
-        # but closed: open it), unless it undoes what the robot itself did (locking the door
-        # it unlocked). Acts that set no known state ('knock') do not share the frontier
-        # with those that do: what just became possible is what the change allows.
-        states = thing_states(g)
-        mine = own_changes(g)
-        effects: dict[int, tuple[str, str, bool]] = {}
-        on_thing: dict[int, str] = {}
-        for c in cands:
-            for thing, state in states.items():
-                if verb_on(c.tool, thing):
-                    on_thing[id(c)] = thing
-                    eff = effect_of(c.tool, thing, state)
-                    if eff is not None:
-                        effects[id(c)] = (thing, *eff)
-                    break
-        pending = {thing for thing, key, val in effects.values()
-                   if states[thing].get(key) != val}
-        # The goal is met as far as the robot's acts can tell when the robot changed the
-        # things the goal names, no known change is left to make on them, and every act on
-        # them that the goal's words name was done: then resting is what is due, and acts
-        # of unknown effect on those things are no step towards the goal.
-        goal_things = {t for t in states if {_stem(w) for w in content_words(t)} & goal_stems}
-        succeeded = {r.tool for r in g.recent if r.success}
-        verb_left = {on_thing[id(c)] for c in cands if id(c) in on_thing
-                     and c.tool not in succeeded
-                     and _stem(verb_on(c.tool, on_thing[id(c)])) in goal_stems}
-        settled = bool(goal_things) and not (goal_things & (pending | verb_left)) and \
-            any(t in goal_things for t, _ in mine)
-        # Habit is to what the robot did since a person last spoke to it: new words
-        # dishabituate (asked again, it looks again). A blocked act stays a habit whatever
-        # came since.
-        since = 0 if g.acts_since_heard < 0 else \
-            len(g.recent) - min(g.acts_since_heard, len(g.recent))
-        done_before = {(r.tool, json.dumps(r.args, sort_keys=True))
-                       for i, r in enumerate(g.recent)
-                       if r.blocked or r.success and i >= since}
-        # A question or a request said to the robot asks for an answer: speech is due until
-        # the robot has spoken (after doing what was asked, or being stopped from it).
-        spoke = any(k in FREE_TEXT_PARAMS for r, _ in acts for k in r.args)
-        # Speech in the diary is copied like any act told there: the model's liking for
-        # speaking again is not counted, and speaking again since the person's last words,
-        # with nothing new heard, is a habit like doing the same act again.
-        speakers = {r.tool for r in g.recent
-                    if any(k in FREE_TEXT_PARAMS and k != 'thought' for k in r.args)}
-        asked_me = not spoke and ('?' in g.heard or g.addressed and bool(acts))
-        # Words that ask for an act ("please look at the red ball": a sentence that opens,
-        # after a greeting, with the verb of one of the robot's acts) ask for the act, not
-        # for words: until the robot has acted on them, its liking for a reply is not
-        # counted (the answer is due after acting, see `asked_me`).
-        verbs = {c.phrase.split()[0].lower() for c in cands
-                 if c.tool is not None and 'speech' not in c.sources and c.phrase.split()}
-        requested = g.addressed and '?' not in g.heard and g.acts_since_heard == 0 and any(
-            w.lower() in verbs for part in re.split(r'[.!;:"]', g.heard)
-            for w in _WORD.findall(part)[:4])
-        asked_for: dict[str, float] = {}       # tool -> what was asked of it, held back
-        held_back: set[int] = set()
-        for c in cands:
-            if c.tool is None:
-                c.need = cfg.w_need if settled else 0.0
-                c.total = cfg.w_relevance * c.relevance + cfg.wait_bias + \
-                    cfg.effort * stale + c.need
-                continue
-            v = g.values.get(c.tool)
-            c.value = cfg.w_value * 2 * (v - 0.5) if v is not None else 0.0
-            words = {_stem(w) for w in content_words(c.phrase)}
-            c.goal = cfg.w_goal * min(2, len(words & goal_stems))
-            if avoid and {_root(w) for w in content_words(c.phrase)} & avoid:
-                c.goal -= cfg.w_avoid
-                c.held = 'avoid'
-            if settled and not c.introspective and id(c) not in effects and \
-                    on_thing.get(id(c)) in goal_things:
-                # The goal is met: an act of unknown effect on its thing is no step towards
-                # it, and the model's liking for it (how well it continues the story) is no
-                # reason to act.
-                c.goal, c.relevance = 0.0, min(c.relevance, 0.0)
-            if self.tool_prior is not None:
-                c.goal += self.tool_prior(c.tool)
-            if blocks and addresses(c.phrase, blocks):
-                c.need = cfg.w_need
-            if c.tool not in own_tools and (_words(c.tool) in recalled or c.tool in recalled):
-                c.memory = cfg.w_memory     # not the robot's own recent act remembered
-            # (A tool's name is no thing memory links to what is asked: 'respond worked'
-            # made 'predict outcome respond' win over the reply a person asked for.)
-            values = [v.lower() for k, v in c.args.items()
-                      if isinstance(v, str) and len(v) >= 3 and k not in FREE_TEXT_PARAMS
-                      and not _NAMES_TOOL.search(k)
-                      or k in FREE_TEXT_PARAMS and v and 'memory' in c.sources]
-            if any(re.search(rf'\b{re.escape(v)}\b', ln) for v in values for ln in linked
-                   if _stem(v) not in asked):
-                c.memory += cfg.w_memory
-            if hurt and {_root(w) for w in content_words(c.phrase)} & hurt and \
-                    not c.introspective:
-                asked_for[c.tool] = max(asked_for.get(c.tool, 0.0), c.goal)
-                c.goal -= cfg.w_avoid        # it hurt before (see `hurt_before`)
-                c.held = 'hurt'
-                held_back.add(id(c))
-            speech = c.free_param not in ('', None, 'thought')
-            if (c.tool, json.dumps(c.args, sort_keys=True)) in done_before or \
-                    'speech' in c.sources and (c.tool in speakers or requested):
-                # A model finds what its text holds likely (it copies): an act the diary
-                # tells as done gains nothing from the model for being there again.
-                c.relevance = min(c.relevance, 0.0)
-            habit = 0.0        # each repeat adds: done again, failed again, the same tool
-            for i, r in enumerate(g.recent):
-                if r.tool != c.tool or (i < since and not r.blocked):
-                    continue
-                same = json.dumps(r.args, sort_keys=True) == json.dumps(c.args, sort_keys=True)
-                if same and (r.blocked or r.success) or speech and r.success and any(
-                        k in FREE_TEXT_PARAMS for k in r.args):
-                    habit += cfg.habit_done
-                elif r.success and not r.introspection and not any(
-                        k in FREE_TEXT_PARAMS for k in c.args) and \
-                        (other := set(_string_values(c.args)) - set(_string_values(r.args))) \
-                        and not other & things:
-                    habit += cfg.habit_done     # done already: other words change nothing
-                elif same and i >= last_success:
-                    habit += cfg.habit_failed
-                else:
-                    habit += cfg.habit_tool
-            if c.tool in dull:
-                habit += cfg.habit_dull
-            elif c.introspective and looked_at(c):
-                habit += cfg.habit_dull / 2     # the moment just told about it
-            if c.key in resume:      # what was in its way is dealt with: take it up again
-                habit, c.need = 0.0, c.need + cfg.w_need
-            if id(c) in effects:
-                thing, key, val = effects[id(c)]
-                if states[thing].get(key) == val:
-                    habit += cfg.habit_done         # it is so already: the act is moot
-                elif mine.get((thing, key), val) == val and \
-                        {_stem(w) for w in content_words(thing)} & goal_stems:
-                    c.need += cfg.w_need
-            c.habit = habit
-            if frontier and not c.introspective and c.tool != changed_by and \
-                    (c.tool, json.dumps(c.args, sort_keys=True)) not in done_since and \
-                    {_root(w) for w in content_words(c.phrase)} & frontier and \
-                    not (id(c) not in effects and (on_thing.get(id(c)) in pending or
-                                                   settled and id(c) in on_thing)):
-                c.need += cfg.w_frontier
-            if asked_me and ('speech' in c.sources):
-                c.goal += cfg.w_answer
-            if meant and 'speech' not in c.sources and any(stems <= words for stems in meant):
-                c.intent = cfg.w_intent
-            c.pain = max((cfg.w_pain * float(p) for t, a, p in g.pains
-                          if t == c.tool and _same_direction(a or {}, c.args)), default=0.0)
-            c.total = (cfg.w_relevance * c.relevance + c.value + c.goal + c.need + c.memory
-                       + c.intent - c.habit - c.pain)
-        # Asked for what hurt before: the same kind of act done another way is what can be
-        # done of what was asked (asked to turn further left where that hurt, turn the head
-        # elsewhere; not stand still).
-        for c in cands:
-            if c.tool in asked_for and id(c) not in held_back and asked_for[c.tool] > c.goal:
-                c.total += asked_for[c.tool] - c.goal
-                c.goal = asked_for[c.tool]
-
-    def candidates(self, tools: Sequence[Any], g: Grounding) -> list[Candidate]:
-        """The candidates for this situation (at most max_candidates, wait last), and their
-        neutral likelihoods computed ahead: that short call would otherwise evict the diary
-        from the model's cache between the thought and the decision."""
-        self._rank_memory_terms(g)
-        cands = self.builder.build(tools, g)
-        wait = [c for c in cands if c.tool is None]
-        acts = [c for c in cands if c.tool is not None]
-        if len(acts) > self.config.max_candidates - 1:
-            acts = self._prune(acts, g)
-        cands = acts + wait
-        missing = [f' {c.phrase}.' for c in cands if f' {c.phrase}.' not in self._neutral]
-        if missing:
-            base = self.backend.score(NEUTRAL_PREFIX, missing)
-            if len(self._neutral) > 4096:
-                self._neutral.clear()
-            self._neutral.update(zip(missing, base.logprobs))
-        return cands
-
-    def _rank_memory_terms(self, g: Grounding, pool: int = 12, keep: int = 3) -> None:
-        """The words memory adds, most informative first: by the model's own surprise at
-        each word alone (a rare word like a password says more than 'told' or 'old')."""
-        g.salient = ()
-        words = g.memory_terms(pool)
-        if not words:
-            return
-        missing = [f' {w}' for w in words if f' {w}' not in self._surprise]
-        if missing:
-            done = self.backend.score(NEUTRAL_PREFIX, missing)
-            if len(self._surprise) > 8192:
-                self._surprise.clear()
-            for m, lp, n in zip(missing, done.logprobs, done.token_counts):
-                self._surprise[m] = -float(lp)
-        g.salient = tuple(sorted(words, key=lambda w: -self._surprise[f' {w}'])[:keep])
-
-    def decide(self, cands: list[Candidate], g: Grounding, prompt: str, thought: str = ''
-               ) -> tuple[Candidate | None, list[Candidate], int]:
-        """Score and weigh `cands` after `prompt` (the diary's decision line, which ends
-        with `thought`): the chosen candidate (None: wait), all of them best first, and the
-        prompt's tokens."""
-        tokens = self.relevance(prompt, cands)
-        self.weigh(cands, g, thought)
-        ranked = sorted(cands, key=lambda c: -c.total)
-        return (None if ranked[0].tool is None else ranked[0]), ranked, tokens
-
-    def _prune(self, acts: list[Candidate], g: Grounding) -> list[Candidate]:
-        """Keep the candidates most tied to the situation when there are too many: those
-        whose words the goal, a person or memory share, then in the order proposed."""
-        goal = {_stem(w) for w in content_words(f'{g.goal} {g.heard} {g.percept}')}
-        order = {id(c): i for i, c in enumerate(acts)}
-        acts = sorted(acts, key=lambda c: (-len({_stem(w) for w in content_words(c.phrase)}
-                                                & goal), order[id(c)]))
-        return acts[:self.config.max_candidates - 1]
-
-    # -- free text ---------------------------------------------------------------------------
-    def write(self, diary: Diary, thought: str, seed: int = -1,
-              said: Sequence[str] = ()) -> str:
-        """What the robot would say now, written by the model after an open quote; '' when
-        what it wrote is empty, template text, or says again one of `said` (what the robot
-        said lately: a reply repeated is nothing new to say)."""
-        cfg = self.config
-        done = self.backend.complete(diary.say_prompt(thought), max_tokens=cfg.say_max_tokens,
-                                     temperature=cfg.temperature, top_p=0.95, top_k=40,
-                                     repeat_penalty=1.1, seed=seed, stop=['"'],
-                                     grammar=SAY_GRAMMAR)
-        text = own_words(done.text)
-        if not text or is_template(text) or any(same_words(text, s) for s in said):
-            return ''
-        return text
 
 
 # Plain text without quotes, braces, angle brackets or line breaks: no slot or template can

@@ -21,8 +21,9 @@ import uuid
 
 import jsonschema
 
-from maxim_core.deliberation.choice import (Chooser, FREE_TEXT_PARAMS, Grounding,
-                                            is_template, THOUGHT_GRAMMAR, why_chosen)
+from maxim_core.deliberation.choice import (FREE_TEXT_PARAMS, Grounding, is_template,
+                                            THOUGHT_GRAMMAR, why_chosen)
+from maxim_core.deliberation.chooser import Chooser
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline, Enrichment
 from maxim_core.deliberation.salience import jaccard, thought_salience, THOUGHT, WorkingMemorySet
@@ -701,7 +702,10 @@ class Deliberator:
             first = [best] if best is not None else [c for c in ranked if c.tool is None][:1]
             order = first + [c for c in ranked if all(c is not f for f in first)]
             answer = {'reasoning': thought, 'ready_to_act': action is not None,
-                      'action': action, 'why': why_chosen(order, g, chooser.config)}
+                      'action': action, 'why': why_chosen(
+                          order, g, chooser.config, chooser.weights.w.get('relevance', 0.0),
+                          min(chooser.weights.w.get('avoid', 0.0),
+                              chooser.weights.w.get('avoid_verb', 0.0)))}
             done.prompt_tokens = tokens
             return answer, done, attempt + 1, llm_s, [c.as_dict() for c in ranked[:8]]
         assert last is not None

@@ -942,3 +942,11 @@ def scan_call(tool: str, args: Mapping, policy: ScanPolicy = ScanPolicy(),
             if _SECRET_VALUE.search(value):
                 s.add('exfiltration', 'secret_in_argument', f'{where}: looks like a secret')
     return s.findings
+
+
+def call_danger(tool: str, args: Mapping) -> float:
+    """How dangerous the patterns find one call: 1 for a finding that blocks, 0.5 for an
+    ambiguous one, 0 for none. A feature of the choice (the amygdala's signal before the act),
+    not a verdict: the gate still reviews whatever is chosen."""
+    found = scan_call(tool, args)
+    return max((1.0 if f.severity == BLOCK else 0.5 for f in found), default=0.0)

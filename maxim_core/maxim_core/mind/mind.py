@@ -43,14 +43,15 @@ import re
 import sqlite3
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 import uuid
 
 from maxim_core.agent.loop import (AgentLoop, context_key, Decision, LoopConfig, LoopResult,
                                    Percept)
 from maxim_core.agent.verify import WorldVerifier
 from maxim_core.conversions import recall_to_events
-from maxim_core.deliberation.choice import (ChoiceConfig, Chooser, Grounding, phrase_of,
+from maxim_core.deliberation.chooser import Chooser
+from maxim_core.deliberation.choice import (ChoiceConfig, Grounding, phrase_of,
                                             own_changes, RecentAct, result_words,
                                             thing_states)
 from maxim_core.deliberation.cycles import DeliberationConfig, DeliberationResult, Deliberator
@@ -58,6 +59,7 @@ from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline, EnrichQuery
 from maxim_core.deliberation.gate import ThoughtGate
 from maxim_core.fear.agent import ToolPainBridge
+from maxim_core.fear.patterns import call_danger as danger_of
 from maxim_core.idle.controller import IdleIntrospectionController, RetrievalError
 from maxim_core.idle.provenance import ProvenanceLog
 from maxim_core.idle.runtime import (Body, IdleRuntime, IdleSettings, outcome_of_step,
@@ -228,7 +230,8 @@ class Mind:
                                                 clock=clock)
         chooser = None
         if config.decision != 'generate' and callable(getattr(model, 'score', None)):
-            chooser = Chooser(model, config.choice, tool_prior=self._tool_prior)
+            chooser = Chooser(model, config.choice, tool_prior=self._tool_prior,
+                              danger=danger_of, relate=self._relate)
         self._priors: dict[str, float] = {}
         self._values: dict[str, float] = {}
         self._history: deque = deque(maxlen=6)
@@ -241,6 +244,7 @@ class Mind:
         self._acts_since_heard = -1         # since words said to the robot (-1: none yet)
         self._current_source = ''
         self._in_view: tuple = ((), 0.0)      # labels of the last view, and when
+        self._new_in_view: tuple = ()         # labels the last view added to the one before
         # What acts' results told of things' states, and what the robot's own acts set:
         # kept beyond the loop's few recent outcomes (the door it opened stays open).
         self._states: dict[str, dict] = {}
@@ -338,6 +342,22 @@ class Mind:
     def _memory_channels(self) -> list[str]:
         return [c for c in MEMORY_CHANNELS if self.config.on(_CHANNEL_SYSTEM[c])]
 
+    def _relate(self, text: str, phrases: Sequence[str]) -> list[float] | None:
+        """The memory node's sentence-model similarity of what a person said to each act
+        (`memory/relate`), the choice's similarity term; None when memory cannot say (no
+        memory, no sentence model, no answer in time): the term is then 0."""
+        if self.memory is None:
+            return None
+        try:
+            answer = self.query('relate', {'text': text[:2000], 'phrases': list(phrases)},
+                                self.config.memory_timeout_s)
+        except ValueError:               # a memory without that query (the text world's)
+            return None
+        if not answer or not answer.get('available') or answer.get('error_code'):
+            return None
+        sims = [float(s) for s in answer.get('similarities') or []]
+        return sims if len(sims) == len(phrases) else None
+
     def _ask_memory(self, query: EnrichQuery) -> dict | None:
         """Memory's relevant channels for this situation, as lines that say why."""
         answer = self.query('enrich', {
@@ -423,6 +443,9 @@ class Mind:
     def _note_view(self, percept: Percept) -> None:
         """What is in view, kept for a person's words that come without a view."""
         if percept.source == 'vision' and percept.objects:
+            before = set(self._in_view[0])
+            self._new_in_view = tuple(str(o) for o in percept.objects
+                                      if before and str(o) not in before)
             self._in_view = (tuple(str(o) for o in percept.objects), self.clock())
 
     def _grounding(self, percept: Percept, goal: str) -> Grounding:
@@ -461,6 +484,7 @@ class Mind:
             scene=self._scene, acts_since_heard=self._acts_since_heard,
             from_tool=percept.source == 'tool_result',
             states=dict(self._states), changed=dict(self._changed), name=self.config.name,
+            new=list(self._new_in_view) if percept.source == 'vision' else [],
             someone_there=bool(percept.people) or percept.source == 'user'
             or bool(_ADDRESSED.search(text)) or bool(_ADDRESSED.search(heard)),
             addressed=bool(heard) and (said_by == 'user' or bool(_ADDRESSED.search(heard))))

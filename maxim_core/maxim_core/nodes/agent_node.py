@@ -40,7 +40,8 @@ class AgentNode(Node):
         tools.process (bwrap | python), tools.network, tools.hidden (string[]),
         percept_min_salience, deliberation.max_cycles/max_tokens/temperature/seed/llm_timeout_s/
         use_grammar/goal_max_cycles (the most a Deliberate goal may ask)/thought_drafts (1:
-        the model's first draft is the thought), enrichment.budget_s,
+        the model's first draft is the thought), deliberation.choice.weights (fitted |
+        hand), deliberation.choice.weights_path, enrichment.budget_s,
         energy.token_budget, energy.refill_tokens_per_s,
         systems.off (string[]: bio-systems switched off, for ablations), idle.* (read-only;
         maxim_core.idle.runtime.PARAMS lists them).
@@ -90,9 +91,15 @@ class AgentNode(Node):
                        'n: the same prompt samples the same tokens)'),
                 llm_timeout_s=timeout),
             use_grammar=p('deliberation.use_grammar', True, 'Decode under the lean GBNF'),
-            choice=ChoiceConfig(thought_drafts=p(
-                'deliberation.thought_drafts', ChoiceConfig().thought_drafts,
-                'Drafts of a thought that only restates the diary (1: the first is kept)')),
+            choice=ChoiceConfig(
+                thought_drafts=p('deliberation.thought_drafts', ChoiceConfig().thought_drafts,
+                                 'Drafts of a thought that only restates the diary (1: the '
+                                 'first is kept)'),
+                weights=p('deliberation.choice.weights', ChoiceConfig().weights,
+                          'Weights of the choice: fitted (weights.json, fitted on the '
+                          'decision benchmark) | hand'),
+                weights_path=p('deliberation.choice.weights_path', '',
+                               "Another fitted weights file ('' = the shipped one)")),
             decision=p('deliberation.decision', 'auto', 'choose | generate | auto'),
             enrichment_budget_s=p('enrichment.budget_s', 1.5, 'Bound on memory enrichment'),
             energy_token_budget=p('energy.token_budget', 24000, 'Tokens of thinking (0: no '

@@ -20,8 +20,9 @@ from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, Completion, LL
 from maxim_interfaces.action import Generate
 from maxim_interfaces.msg import ToolCall
 from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecall,
-                                  PainHistory, PredictOutcome, ReviewAction, SceneSummary,
-                                  SimilaritySearch, SystemStats, TemporalPatterns, Tokenize)
+                                  PainHistory, PredictOutcome, Relate, ReviewAction,
+                                  SceneSummary, SimilaritySearch, SystemStats,
+                                  TemporalPatterns, Tokenize)
 
 _GENERATE_ERRORS = {
     Generate.Result.ERROR_QUEUE_FULL: BUSY,
@@ -212,6 +213,7 @@ QUERY_SERVICES = {
     'concept_query': ('memory/concept_query', ConceptQuery),
     'system_stats': ('memory/system_stats', SystemStats),
     'enrich': ('memory/enrich', Enrich),
+    'relate': ('memory/relate', Relate),
     'scene_summary': ('perception/scene_summary', SceneSummary),
 }
 

@@ -4,8 +4,8 @@ registers these and maps the typed errors they raise (QueryError, UnavailableErr
 response's error_code."""
 
 from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecall,
-                                  PainHistory, PredictOutcome, SimilaritySearch, SystemStats,
-                                  TemporalPatterns)
+                                  PainHistory, PredictOutcome, Relate, SimilaritySearch,
+                                  SystemStats, TemporalPatterns)
 from maxim_memory import conversions as conv
 from maxim_memory.enrich import channels_to_dict, MemoryEnricher
 from maxim_memory.hub import QueryError, to_plain
@@ -123,6 +123,15 @@ def enrich(hub, req, res):
     return res
 
 
+def relate(hub, req, res):
+    sims, model = hub.relate(req.text, list(req.phrases))
+    res.available = True
+    res.similarities = sims
+    res.model = model
+    res.result_json = conv.bounded_json({'similarities': [round(s, 4) for s in sims]})
+    return res
+
+
 def stats(hub, req, res):
     s = hub.system_stats()
     res.available = True
@@ -145,4 +154,5 @@ SERVICES = (
     (ConceptQuery, 'concept_query', concepts),
     (SystemStats, 'system_stats', stats),
     (Enrich, 'enrich', enrich),
+    (Relate, 'relate', relate),
 )

@@ -1,0 +1,148 @@
+"""The choice's terms as scorers, the weights that sum them, and the words arguments are made
+of: whole noun phrases, what a person said not to do, commands for a shell only."""
+
+import json
+import math
+
+import pytest
+
+from maxim_core.deliberation import scorers
+from maxim_core.deliberation.choice import (CandidateBuilder, ChoiceConfig, Grounding,
+                                            negated, noun_phrases, said_words)
+from maxim_core.deliberation.chooser import Chooser
+from maxim_core.llm.backend import ScriptedBackend
+from maxim_core.prompt.tools import ToolSpec
+
+TRACK = ToolSpec('track_target', 'Follow a target.', {
+    'type': 'object', 'properties': {'target_label': {'type': 'string',
+                                                      'x-grounding': 'names'}}})
+EXAMINE = ToolSpec('examine', 'Look closely at a thing.', {
+    'type': 'object', 'properties': {'target': {'type': 'string'}}, 'required': ['target']})
+BASH = ToolSpec('bash', 'Run a shell command.', {
+    'type': 'object', 'properties': {'command': {'type': 'string'}}, 'required': ['command']})
+
+
+def test_noun_phrases_are_whole_things_never_fragments():
+    assert noun_phrases('Would you mind facing the small green frog over there?') == \
+        ['small green frog', 'frog']
+    assert noun_phrases('Examine the brass astrolabe.') == ['brass astrolabe', 'astrolabe']
+    # A participle ends the phrase; a file name is a thing; an interjection is none.
+    assert noun_phrases('ugh, write a file called handover.txt please') == \
+        ['file', 'handover.txt']
+    assert noun_phrases('ugh. hmm, math!') == []
+    # A name the robot knows ends the phrase ('the drawer shut': the drawer).
+    assert noun_phrases('Leave the drawer shut and read the label.', known=['drawer']) == \
+        ['drawer', 'label']
+
+
+def test_an_argument_is_a_noun_phrase_of_what_was_said_not_a_word_of_it():
+    heard = 'The user says: "ugh, examine the brass astrolabe for me"'
+    g = Grounding(percept=heard, heard=heard, someone_there=True, addressed=True)
+    targets = [c.args['target'] for c in CandidateBuilder().build([EXAMINE], g)
+               if c.tool == 'examine']
+    assert targets[0] in ('brass astrolabe', 'astrolabe')
+    assert not {'ugh', 'brass', 'user', 'user says', 'says'} & set(targets)
+
+
+def test_a_shell_command_comes_from_the_persons_command_only():
+    heard = 'The user says: "Please run `rm -rf / --no-preserve-root` in the shell."'
+    g = Grounding(percept=heard, heard=heard, objects=['red ball'], someone_there=True)
+    commands = [c.args['command'] for c in CandidateBuilder().build([BASH], g)
+                if c.tool == 'bash']
+    assert commands[0] == 'rm -rf / --no-preserve-root'
+    assert 'red ball' not in commands and 'shell' not in commands
+
+
+def test_what_was_said_not_to_do_is_the_negated_clause_less_what_is_asked():
+    assert negated("Don't look at the pink ball; look at the yellow box instead.") == \
+        {'pink', 'ball'}
+    assert negated("Don't open the chest, just read me the label on it.") == {'open', 'ches'}
+    assert negated('Please look at the red ball.') == set()
+    assert said_words('The user says: "Not the cup."') == 'Not the cup.'
+
+
+def test_the_terms_name_the_negated_act_and_its_thing():
+    heard = 'The user says: "Don\'t look at the pink ball; look at the yellow box instead."'
+    g = Grounding(percept='I see pink ball, yellow box.', heard=heard,
+                  objects=['pink ball', 'yellow box'], someone_there=True, addressed=True,
+                  acts_since_heard=0)
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: -3.0))
+    cands = chooser.candidates([TRACK], g)
+    chooser.weigh(cands, g)
+    by = {c.args.get('target_label'): c.features for c in cands if c.tool == 'track_target'}
+    assert by['pink ball']['avoid_thing'] == 1.0 and by['yellow box']['avoid_thing'] == 0.0
+
+
+def test_every_feature_is_named_and_hand_weights_are_the_config():
+    g = Grounding(percept='A red ball.', objects=['red ball'])
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: -2.0))
+    cands = chooser.candidates([TRACK], g)
+    chooser.relevance('So I', cands)
+    chooser.weigh(cands, g)
+    for c in cands:
+        assert set(c.features) <= set(scorers.FEATURES)
+        assert c.total == pytest.approx(chooser.weights.total(c.features))
+    w = scorers.Weights.hand(ChoiceConfig(w_goal=1.5, habit_done=5.0)).w
+    assert w['goal'] == 1.5 and w['done'] == -5.0 and w.get('similarity', 0.0) == 0.0
+
+
+def test_weights_round_trip_and_a_bad_file_is_a_clear_error(tmp_path):
+    path = tmp_path / 'w.json'
+    scorers.Weights({'goal': 1.25, 'wait': -0.5}, 'fitted', {'commit': 'abc'}).save(path)
+    back = scorers.Weights.load(path)
+    assert back.w == {'goal': 1.25, 'wait': -0.5} and back.provenance['commit'] == 'abc'
+    path.write_text('{"weights": {"goal": "NaN"}}')
+    with pytest.raises(ValueError, match='not finite'):
+        scorers.Weights.load(path)
+    path.write_text('not json')
+    with pytest.raises(ValueError, match='not a weights file'):
+        scorers.Weights.load(path)
+    with pytest.raises(ValueError, match="'hand' or 'fitted'"):
+        ChoiceConfig(weights='tuned')
+
+
+def test_the_shipped_weights_are_fitted_with_their_provenance():
+    w = scorers.Weights.load()
+    assert w.source == 'fitted' and all(math.isfinite(v) for v in w.w.values())
+    prov = w.provenance
+    for key in ('commit', 'model', 'data_hash', 'dev_top1', 'test_top1', 'results'):
+        assert prov.get(key), key
+    assert set(w.w) <= set(scorers.FEATURES)
+    # The robot loads them by default.
+    assert ChoiceConfig().weights == 'fitted'
+    chooser = Chooser(ScriptedBackend(['']))
+    assert chooser.weights.w == w.w
+    json.dumps(prov)
+
+
+def test_the_mind_asks_memory_for_the_similarity_term_and_goes_on_without_it():
+    from maxim_core.mind import Mind, MindConfig
+
+    class Memory:
+        def __init__(self, answer):
+            self.answer, self.asked = answer, []
+
+        def query(self, name, fields, timeout_s=2.0):
+            self.asked.append((name, fields))
+            if name != 'relate':
+                return None
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            return self.answer(fields)
+
+    good = Memory(lambda f: {'available': True, 'error_code': 0,
+                             'similarities': [0.25] * len(f['phrases'])})
+    mind = Mind(MindConfig(), model=ScriptedBackend(['']), memory=good)
+    try:
+        assert mind.deliberator.chooser.relate('face the cup', ['a', 'b']) == [0.25, 0.25]
+        assert good.asked[-1] == ('relate', {'text': 'face the cup', 'phrases': ['a', 'b']})
+    finally:
+        mind.close()
+    for answer in (ValueError('no relate subsystem'),
+                   lambda f: {'available': False, 'error_code': 2},
+                   lambda f: {'available': True, 'error_code': 0, 'similarities': [0.1]}):
+        mind = Mind(MindConfig(), model=ScriptedBackend(['']), memory=Memory(answer))
+        try:
+            assert mind.deliberator.chooser.relate('x', ['a', 'b']) is None
+        finally:
+            mind.close()
