@@ -6,10 +6,14 @@ perception, memory, LLM and the mind.
     ros2 launch maxim_bringup robot.launch.py driver:=ros2_control
     ros2 launch maxim_bringup robot.launch.py driver:=ros2_control start_controllers:=false
     ros2 launch maxim_bringup robot.launch.py camera:=topic camera_topic:=/usb_cam/image_raw
+    ros2 launch maxim_bringup robot.launch.py params_file:=~/.maxim/robot_calibrated.yaml \
+        urdf:=~/.maxim/robot_calibrated.urdf          # after ./maxim calibrate
 
 The head's driver and its port are head_controller parameters in the params file
 (config/robot.yaml: `driver: serial`, `dynamixel`, `ros2_control` or `dry_run`, with the
 `serial.*`, `dynamixel.*` or `ros2_control.*` block); `driver:=...` overrides the file's.
+robot_state_publisher publishes urdf/maxim_head.urdf, or `urdf:=...` (the calibrated copy
+`./maxim calibrate` writes beside the calibrated params file).
 
 With ros2_control the launch also starts controller_manager (ros2_control_node) with
 config/ros2_controllers.yaml, robot_state_publisher on urdf/maxim_head.urdf.xacro (its
@@ -89,6 +93,15 @@ def head_side(context, common):
     with_rsp = LaunchConfiguration('robot_state_publisher').perform(context).lower() == 'true'
     with_controllers = (driver == 'ros2_control' and LaunchConfiguration(
         'start_controllers').perform(context).lower() == 'true')
+    urdf = os.path.expanduser(LaunchConfiguration('urdf').perform(context).strip())
+    if urdf and with_controllers:
+        raise LaunchSetupError(
+            f'urdf:={urdf} is the plain URDF of the other drivers: driver:=ros2_control '
+            'starts controller_manager on urdf/maxim_head.urdf.xacro (copy it, or '
+            'start_controllers:=false)')
+    if urdf and with_rsp and not os.path.isfile(urdf):
+        raise LaunchSetupError(f'urdf:={urdf}: no such file')
+    urdf = urdf or os.path.join(share, 'urdf', 'maxim_head.urdf')
 
     actions = []
     if with_controllers:
@@ -127,7 +140,7 @@ def head_side(context, common):
                             controllers] + ros_args, **extra),
         ]
     else:
-        description = Command(['cat ', os.path.join(share, 'urdf', 'maxim_head.urdf')])
+        description = Command(['cat ', urdf])
     overrides = dict(common, parameters=common['parameters'] + ([{'driver': arg}] if arg
                                                                 else []))
     actions.insert(0, LifecycleNode(package='maxim_perception',
@@ -172,6 +185,11 @@ def generate_launch_description():
             'driver', default_value='',
             description="Head driver over the params file's head_controller driver: serial, "
                         'dynamixel, ros2_control or dry_run (empty: the params file decides)'),
+        DeclareLaunchArgument(
+            'urdf', default_value='',
+            description='The head URDF robot_state_publisher publishes (empty: '
+                        'urdf/maxim_head.urdf; ./maxim calibrate writes a calibrated copy); '
+                        'not with driver:=ros2_control, which uses the xacro'),
         DeclareLaunchArgument(
             'start_controllers', default_value='true',
             description='With the ros2_control driver: start controller_manager and spawn '

@@ -4,6 +4,7 @@
     maxim robot    the real head (camera + serial pan/tilt), in one process
     maxim nodes    list the nodes of each graph
     maxim check    is a running robot healthy? (every node's diagnostics; --deps: imports)
+    maxim calibrate  jog the real head on keypresses; write its zero and limits
     maxim report   an HTML report of a session recording (--record), or of two compared
     maxim scenario run|suite|list|agent|generate   the simulation scenarios (text and robot)
 
@@ -127,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help='an .mcap file written with --record, or two to compare')
     p.add_argument('--out', default='', help='output folder (default: <recording>.report)')
     p.set_defaults(func=_report)
+    from maxim_bringup.calibrate import add_parser as add_calibrate
+    add_calibrate(sub)
     return parser
 
 

@@ -319,3 +319,23 @@ def test_robot_launch_refuses_a_driver_that_cannot_work(tmp_path, monkeypatch):
     with pytest.raises(module.LaunchSetupError, match='leave robot_state_publisher:=true'):
         _head_side(module, tmp_path, {'driver': 'ros2_control'},
                    robot_state_publisher='false')
+
+
+def test_robot_launch_publishes_the_calibrated_urdf_given(tmp_path):
+    """urdf:= (the copy `./maxim calibrate` writes) is what robot_state_publisher publishes;
+    a missing file, or one given with the controllers' xacro, stops the launch."""
+    module = _robot_launch()
+    with open(os.path.join(PKG, 'urdf', 'maxim_head.urdf'), encoding='utf-8') as f:
+        shipped = f.read()
+    calibrated = tmp_path / 'robot_calibrated.urdf'
+    calibrated.write_text(shipped.replace('lower="-2.6" upper="2.6"',
+                                          'lower="-1.2" upper="1.3"'))
+    for urdf, want in (('', shipped), (str(calibrated), calibrated.read_text())):
+        actions = _head_side(module, tmp_path, {'driver': 'dry_run'}, urdf=urdf)
+        rsp = [a for p, e, _, a in actions if p == 'robot_state_publisher']
+        assert len(rsp) == 1 and rsp[0]['robot_description'] == want
+    with pytest.raises(module.LaunchSetupError, match='urdf:=/no/such.urdf: no such file'):
+        _head_side(module, tmp_path, {'driver': 'dry_run'}, urdf='/no/such.urdf')
+    with pytest.raises(module.LaunchSetupError, match='driver:=ros2_control starts '
+                       'controller_manager on urdf/maxim_head.urdf.xacro'):
+        _head_side(module, tmp_path, {'driver': 'ros2_control'}, urdf=str(calibrated))

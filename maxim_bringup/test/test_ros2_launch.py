@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -717,6 +718,51 @@ def test_camera_topic_takes_the_images_of_a_driver_in_the_graph(tmp_path):
         assert state.stdout.startswith('active'), state
         seconds = launch.interrupt()
         assert_clean_stop(launch, seconds, 'robot.launch.py camera:=topic')
+    finally:
+        probe.close()
+        launch.close()
+        ros2(d, 'daemon', 'stop')
+
+
+# ---- a head calibrated in the dry run (./maxim calibrate) ---------------------------------
+
+def test_the_params_file_a_dry_run_calibration_wrote_brings_the_robot_up(tmp_path):
+    """`maxim calibrate` in the dry run on a copy of robot.yaml (keys from a script), then
+    robot.launch.py on the params file and URDF it wrote: every node comes up, the head
+    controller active with the calibrated limits, and Ctrl-C ends it all cleanly."""
+    from maxim_interfaces.msg import HeadState
+    from maxim_perception.qos import LATCHED
+
+    d = domain(8)
+    source = write_params(tmp_path / 'robot.yaml', 'robot.yaml', tmp_path, 'unused', {
+        'camera': {'synthetic': True, 'width': 160, 'height': 120, 'fps': 5.0}})
+    # 5 degree steps: pan limits 20 degrees either side of a zero 15 degrees left; tilt
+    # 10 degrees up and down.
+    done = subprocess.run(
+        [sys.executable, '-m', 'maxim_bringup.cli', 'calibrate', '--params-file', source,
+         '--driver', 'dry_run', '--speed', '1.0', '--step-deg', '5'],
+        input='a*3 z a*4 ] d*8 [ tab s*2 ] w*4 [ enter\n', env=ros_env(d),
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    written, urdf = tmp_path / 'robot_calibrated.yaml', tmp_path / 'robot_calibrated.urdf'
+    launch = Launch('robot.launch.py', [
+        f'params_file:={written}', 'driver:=dry_run', f'urdf:={urdf}',
+        'robot_state_publisher:=false'], d, tmp_path / 'launch.log')
+    probe = Probe(d)
+    try:
+        want = expected('robot')
+        assert probe.spin_until(lambda: want <= probe.nodes()), (
+            f'missing {want - probe.nodes()}\n{launch.output()}')
+        states = probe.watch('/head/state', HeadState, LATCHED)
+        assert probe.spin_until(lambda: states and states[-1].driver == 'dry_run'
+                                and states[-1].driver_ok), launch.output()
+        for name, value in (('pan.max', 0.3491), ('tilt.min', -0.1745)):
+            got = ros2(d, 'param', 'get', '/head_controller', name, '--no-daemon')
+            assert got.stdout.strip() == f'Double value is: {value}', got
+        state = ros2(d, 'lifecycle', 'get', '/head_controller', '--no-daemon')
+        assert state.stdout.startswith('active'), state
+        seconds = launch.interrupt()
+        assert_clean_stop(launch, seconds, 'robot.launch.py with a calibrated params file')
     finally:
         probe.close()
         launch.close()

@@ -221,6 +221,26 @@ def test_close_turns_the_torque_off_and_is_safe_twice(bus):
         driver.read()
 
 
+def test_torque_off_reaches_the_servo_that_still_answers_after_a_fault(bus):
+    """After a fault the port is closed and close() has nothing to do, while the servo
+    that still answers holds its torque; torque_off() (./maxim calibrate on its way out)
+    opens the port once more, turns off what answers and names what does not."""
+    driver = make_driver(bus.port)
+    driver.open()
+    bus.silence(PAN_ID)
+    with pytest.raises(DriverError, match=r'pan servo \(ID 3\) does not answer'):
+        driver.read()
+    driver.close()
+    assert bus.torque(TILT_ID) == 1                   # holds
+    failed = driver.torque_off()
+    assert bus.torque(TILT_ID) == 0 and not driver.is_open
+    assert len(failed) == 1 and failed[0].startswith('pan servo (ID 3): ')
+    assert driver.retry_in_s is None                  # no reconnection is wanted
+    gone = make_driver('/dev/maxim-no-such-dynamixel').torque_off()
+    assert len(gone) == 1 and gone[0].startswith(
+        'Dynamixel bus on /dev/maxim-no-such-dynamixel at 57600 baud: ')
+
+
 def test_a_wrong_id_is_a_clear_error_at_start_and_changes_nothing(bus):
     driver = make_driver(bus.port, tilt=DynamixelJoint(9, -0.8, 0.8))
     with pytest.raises(DriverError) as err:

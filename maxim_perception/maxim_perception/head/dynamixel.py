@@ -278,6 +278,32 @@ class DynamixelDriver:
                 self.last_error = f'torque off failed: {exc}'
         self._drop_port()
 
+    def torque_off(self) -> list[str]:
+        """Turn both servos' torque off now, connected or not, and close the port: for a
+        caller that leaves the head limp on its way out (`./maxim calibrate`). After a bus
+        fault the port is closed already and close() has nothing to do, while a servo that
+        still answers holds its torque; this opens the port once more for it. Best effort:
+        returns what failed (empty when both answered)."""
+        self._wanted = False
+        failed = []
+        try:
+            if self._port is None:
+                sdk = self._import_sdk()
+                port = sdk.PortHandler(self.port)
+                if not port.setBaudRate(self.baud):
+                    return [f'cannot open Dynamixel bus on {self._where()}']
+                self._port, self._ph = port, sdk.PacketHandler(2.0)
+            for name, joint in self.joints.items():
+                try:
+                    self._write_reg(joint, TORQUE_ENABLE, 0, tries=2)
+                except (_BusFault, DriverError) as exc:
+                    failed.append(f'{name} servo (ID {joint.servo_id}): {exc}')
+        except Exception as exc:  # noqa: BLE001 - the port may be gone: say so, go on
+            failed.append(f'Dynamixel bus on {self._where()}: {exc}')
+        finally:
+            self._drop_port()
+        return failed
+
     # ---- connection ---------------------------------------------------------------------
 
     def _import_sdk(self):
