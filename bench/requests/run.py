@@ -66,6 +66,15 @@ def run(requests: int, gap: float, model: str, seed: int) -> dict:
     node = rclpy.create_node('bench_requester')
     goals: list[tuple[float, str]] = []
     thoughts: list[float] = []
+    decided: list[tuple[float, str, str, str]] = []     # (time, thought, action, why)
+
+    def on_thought(m):
+        if m.kind == Thought.KIND_STATUS:
+            decided.append((time.monotonic(), m.status_msg or m.text, '', 'status'))
+            return
+        thoughts.append(time.monotonic())
+        if m.kind == Thought.KIND_DELIBERATION:
+            decided.append((time.monotonic(), m.text, m.action_json, m.why))
     in_view: list[str] = []
 
     def on_percept(m):
@@ -74,8 +83,7 @@ def run(requests: int, gap: float, model: str, seed: int) -> dict:
 
     node.create_subscription(HeadGoal, 'head/goal', lambda m: goals.append(
         (time.monotonic(), m.target_label.strip().lower())), 50)
-    node.create_subscription(Thought, 'thoughts', lambda m: thoughts.append(time.monotonic())
-                             if m.kind != Thought.KIND_STATUS else None, 50)
+    node.create_subscription(Thought, 'thoughts', on_thought, 50)
     node.create_subscription(Percept, 'percepts', on_percept, 50)
     pub = node.create_publisher(Percept, 'percepts', 10)
     rows = []
@@ -102,7 +110,9 @@ def run(requests: int, gap: float, model: str, seed: int) -> dict:
                    'to_goal_s': round(right[0], 3) if right else None,
                    'other_goals_before': [label for dt, label in after
                                           if not right or dt < right[0]],
-                   'to_thought_s': round(first_thought, 3) if first_thought else None}
+                   'to_thought_s': round(first_thought, 3) if first_thought else None,
+                   'decided': [{'thought': t, 'action': a, 'why': w}
+                               for at, t, a, w in decided if sent < at <= end]}
             rows.append(row)
             got = row['to_goal_s'] if right else 'none'
             print(f'  {line!r}: head goal for {target} after {got} s; others first: '

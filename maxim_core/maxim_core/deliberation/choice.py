@@ -423,6 +423,9 @@ def same_words(text: str, before: str) -> bool:
     return len(wa & wb) / len(wa) >= 0.6
 
 
+# English interrogatives: a closed class of grammar words, not any scenario's wording.
+INTERROGATIVE = re.compile(r'\b(?:what|which|who|whom|whose|where|when|why|how)\b',
+                           re.IGNORECASE)
 # Words that open a noun phrase: what follows them, up to the next function word or mark, is
 # a thing ("the small green frog", "a brass astrolabe", "my name").
 _DETERMINERS = frozenset('a an the this that these those my your his her its our their some '
@@ -968,6 +971,13 @@ class CandidateBuilder:
             # A word of memory's alone is an utterance only as the answer to a question:
             # what memory links to what was asked ("Password?" -> swordfish).
             question = ' '.join(re.findall(r'[^.!?]*\?', g.heard))
+            # A question with no interrogative about a thing the robot knows asks for an act
+            # on it ("Will you follow the red object?"), not for a word of memory's: a live
+            # memory links some line to any question ("follow" -> "... with your eyes").
+            things = {_stem(w) for n in g.names() for w in content_words(n)}
+            if question and not INTERROGATIVE.search(question) and \
+                    {_stem(w) for w in content_words(said_words(question))} & things:
+                question = ''
             linked = tied_to(g.memory_terms(12, ranked=False), g, question) if question else []
             for i, term in enumerate(linked[:2]):
                 out.append(Candidate(name, {key: term}, _phrase(name, {key: term}),

@@ -303,15 +303,10 @@ def referent(c, m: Moment) -> float:
                  and any(str(v).strip().lower() == m.referent for v in c.args.values()))
 
 
-# English interrogatives: a closed class of grammar words, not any scenario's wording.
-_INTERROGATIVE = re.compile(r'\b(?:what|which|who|whom|whose|where|when|why|how)\b',
-                            re.IGNORECASE)
-
-
 def asks_what(c, m: Moment) -> float:
     """Speech, when what was said holds an interrogative ("what colour is ...", "tell me
     what you see"): a question for words, where "could you face the cup?" asks for an act."""
-    return float('speech' in c.sources and bool(_INTERROGATIVE.search(
+    return float('speech' in c.sources and bool(ch.INTERROGATIVE.search(
         ch.said_words(m.g.heard))))
 
 

@@ -244,7 +244,8 @@ class Mind:
         self._acts_since_heard = -1         # since words said to the robot (-1: none yet)
         self._current_source = ''
         self._in_view: tuple = ((), 0.0)      # labels of the last view, and when
-        self._new_in_view: tuple = ()         # labels the last view added to the one before
+        self._seen_at_pass: set = set()       # what was in view at the last pass on a view
+        self._new_now: list = []              # what came into view since then (this pass)
         # What acts' results told of things' states, and what the robot's own acts set:
         # kept beyond the loop's few recent outcomes (the door it opened stays open).
         self._states: dict[str, dict] = {}
@@ -443,9 +444,6 @@ class Mind:
     def _note_view(self, percept: Percept) -> None:
         """What is in view, kept for a person's words that come without a view."""
         if percept.source == 'vision' and percept.objects:
-            before = set(self._in_view[0])
-            self._new_in_view = tuple(str(o) for o in percept.objects
-                                      if before and str(o) not in before)
             self._in_view = (tuple(str(o) for o in percept.objects), self.clock())
 
     def _grounding(self, percept: Percept, goal: str) -> Grounding:
@@ -484,7 +482,7 @@ class Mind:
             scene=self._scene, acts_since_heard=self._acts_since_heard,
             from_tool=percept.source == 'tool_result',
             states=dict(self._states), changed=dict(self._changed), name=self.config.name,
-            new=list(self._new_in_view) if percept.source == 'vision' else [],
+            new=list(self._new_now) if percept.source == 'vision' else [],
             someone_there=bool(percept.people) or percept.source == 'user'
             or bool(_ADDRESSED.search(text)) or bool(_ADDRESSED.search(heard)),
             addressed=bool(heard) and (said_by == 'user' or bool(_ADDRESSED.search(heard))))
@@ -507,6 +505,12 @@ class Mind:
         self._surfaced = []
         self.last_result = None
         self._note_view(percept)      # a percept stepped directly (scenarios) counts too
+        # What came into view since the robot last thought about a view (not since the last
+        # frame: most views are never thought about); nothing is new at the first one.
+        self._new_now = []
+        if percept.source == 'vision' and percept.objects:
+            seen, self._seen_at_pass = self._seen_at_pass, {str(o) for o in percept.objects}
+            self._new_now = [str(o) for o in percept.objects if seen and str(o) not in seen]
         if percept.source != 'tool_result':
             self._acts_since_news = 0       # news from the world: acting is fresh again
             self._scene = percept.narrative
