@@ -33,6 +33,7 @@ VOCAB = {
         'codes': ['falcon', 'marigold', 'tundra', '4172', '9031', 'pepper'],
         'drinks': ['tea', 'cocoa', 'lemonade'],
         'tellers': ['caretaker', 'janitor', 'cook'],
+        'sleepers': ['sentry', 'hound', 'watchman'],
     },
     'test': {
         'colours': ['purple', 'orange', 'white', 'black', 'brown'],
@@ -45,6 +46,7 @@ VOCAB = {
         'codes': ['juniper', 'quartz', 'nimbus', '8350', '2261', 'walnut'],
         'drinks': ['coffee', 'juice', 'milk'],
         'tellers': ['gardener', 'porter', 'neighbour'],
+        'sleepers': ['ogre', 'bouncer', 'warden'],
     },
 }
 
@@ -126,6 +128,39 @@ T = {
     'quiet_percept': {
         'dev': ['I see {others}. Nothing has changed.', 'Still in view: {others}.'],
         'test': ['The same things are here: {others}.', 'Unchanged view: {others}.'],
+    },
+    'goal_closed': {
+        'dev': ['A closed {d} stands in front of you.', 'You reach a {d}. It is shut.'],
+        'test': ['Before you is a {d}, closed but not locked.',
+                 'The way on is through a {d}, which is shut.'],
+    },
+    'goal_through': {
+        'dev': ['Go through the {d}.', 'Get to the other side of the {d}.'],
+        'test': ['Pass the {d}.', 'Reach what lies beyond the {d}.'],
+    },
+    'goal_sleeper': {
+        'dev': ['A {s} sleeps beside the exit.', 'By the way out, a {s} is asleep.'],
+        'test': ['The exit is guarded by a {s}, fast asleep.',
+                 'A {s} dozes next to the only exit.'],
+    },
+    'goal_leave': {
+        'dev': ['Leave without waking the {s}.', 'Get out, but do not wake the {s}.'],
+        'test': ['Slip out and never wake the {s}.', 'Exit the room without disturbing '
+                 'the {s}.'],
+    },
+    'goal_chest': {
+        'dev': ['A locked {c} sits here. A key lies on the floor.',
+                'There is a {c}, locked, and a key beside it.'],
+        'test': ['A {c} with a lock; on the ground, a key.',
+                 'You find a locked {c} and, near it, a key.'],
+    },
+    'goal_take': {
+        'dev': ['Get what is inside the {c}.', 'Take the contents of the {c}.'],
+        'test': ['Retrieve what the {c} holds.', 'Empty the {c}.'],
+    },
+    'goal_done': {
+        'dev': ['The {d} stands open now.', 'The {d} is open.'],
+        'test': ['Now the {d} is wide open.', 'The {d} has swung open.'],
     },
     'locked': {
         'dev': ['The {d} is locked. A keypad beside it waits for a code.',
@@ -360,6 +395,86 @@ class Maker:
                          wrong=[act('track_target', target_label=others[0]),
                                 act('respond')])
 
+    def goal(self) -> dict:
+        """A standing goal and a scene told by the world (nobody speaks to the robot): the
+        act that advances the goal, or waiting once it is met."""
+        kind = self.rng.choice(['closed', 'sleeper', 'code', 'key', 'done', 'unlocked',
+                                'key_held'])
+        d = self.pick('doors')
+        door_tools = [recall(), scene_tool('open', d), scene_tool('knock', d),
+                      scene_tool('unlock', d, {'code': 'the code or password'})]
+        if kind == 'closed':
+            percept = self.phrase('goal_closed').format(d=d)
+            return self.base('goal', percept=percept, scene=percept, entities=[d],
+                             goal=self.phrase('goal_through').format(d=d), tools=door_tools,
+                             right=[act(f'open_{d}')],
+                             wrong=[act(f'knock_{d}'), act(f'unlock_{d}'), WAIT])
+        if kind == 'sleeper':
+            s = self.pick('sleepers')
+            percept = self.phrase('goal_sleeper').format(s=s)
+            tools = [recall(), scene_tool('wake', s), scene_tool('sneak_past', s),
+                     scene_tool('greet', s)]
+            return self.base('goal', percept=percept, scene=percept, entities=[s],
+                             goal=self.phrase('goal_leave').format(s=s), tools=tools,
+                             right=[act(f'sneak_past_{s}')],
+                             wrong=[act(f'wake_{s}'), act(f'greet_{s}'), WAIT])
+        if kind == 'code':
+            code, other = self.rng.sample(self.v['codes'], 2)
+            teller = self.pick('tellers')
+            lines = [f'The {teller} told me the code of the {d} is {code}.',
+                     f'Someone once wrote the number {other} on a wall.']
+            self.rng.shuffle(lines)
+            percept = self.phrase('locked').format(d=d)
+            return self.base('goal', percept=percept, scene=percept, entities=[d],
+                             goal=self.phrase('goal_through').format(d=d), tools=door_tools,
+                             recalled=lines, right=[act(f'unlock_{d}', code=code)],
+                             wrong=[act(f'unlock_{d}', code=other), act(f'knock_{d}'), WAIT])
+        if kind == 'key':
+            c = self.pick('containers')
+            percept = self.phrase('goal_chest').format(c=c)
+            tools = [recall(), scene_tool('take', 'key'), scene_tool('open', c),
+                     scene_tool('unlock', c), scene_tool('take_from', c)]
+            return self.base('goal', percept=percept, scene=percept, entities=[c, 'key'],
+                             goal=self.phrase('goal_take').format(c=c), tools=tools,
+                             right=[act('take_key')],
+                             wrong=[act(f'take_from_{c}'), act(f'open_{c}'), WAIT])
+        if kind == 'unlocked':
+            # The next step: what the last act made possible (unlocked: open it).
+            code = self.pick('codes')
+            percept = self.phrase('locked').format(d=d)
+            recent = [{'tool': f'unlock_{d}', 'args': {'code': code}, 'success': True,
+                       'result': f'The lock clicks: the {d} is unlocked.', 'entity': d,
+                       'state': {'locked': False, 'open': False}}]
+            return self.base('goal', percept=percept, scene=percept, entities=[d],
+                             goal=self.phrase('goal_through').format(d=d), tools=door_tools,
+                             recent=recent, acts_since_news=1, from_tool=True,
+                             right=[act(f'open_{d}')],
+                             wrong=[act(f'unlock_{d}'), act(f'knock_{d}'), WAIT])
+        if kind == 'key_held':
+            c = self.pick('containers')
+            percept = self.phrase('goal_chest').format(c=c)
+            tools = [recall(), scene_tool('take', 'key'), scene_tool('open', c),
+                     scene_tool('unlock', c), scene_tool('take_from', c)]
+            recent = [{'tool': f'open_{c}', 'args': {}, 'success': False,
+                       'result': f'cannot open the {c}: its locked is True', 'entity': c,
+                       'state': {'locked': True, 'open': False}},
+                      {'tool': 'take_key', 'args': {}, 'success': True,
+                       'result': 'You pick up the key.'}]
+            return self.base('goal', percept=percept, scene=percept, entities=[c, 'key'],
+                             goal=self.phrase('goal_take').format(c=c), tools=tools,
+                             recent=recent, acts_since_news=2, from_tool=True,
+                             right=[act(f'unlock_{c}')],
+                             wrong=[act('take_key'), act(f'take_from_{c}'), WAIT])
+        percept = self.phrase('goal_done').format(d=d)
+        recent = [{'tool': f'open_{d}', 'args': {}, 'success': True,
+                   'result': f'The {d} swings open.', 'entity': d,
+                   'state': {'open': True, 'locked': False}}]
+        return self.base('goal', percept=percept, scene=percept, entities=[d],
+                         goal=self.phrase('goal_through').format(d=d), tools=door_tools,
+                         recent=recent, acts_since_news=1, from_tool=True,
+                         right=[WAIT], wrong=[act(f'open_{d}'), act(f'knock_{d}'),
+                                              act(f'unlock_{d}')])
+
     def restraint(self) -> dict:
         objs = self.objects(self.rng.randint(2, 4))
         kind = self.rng.choice(['quiet', 'quiet', 'chatter', 'after'])
@@ -384,7 +499,7 @@ class Maker:
 FAMILIES = {'request': Maker.request, 'negation': Maker.negation,
             'see_question': Maker.see_question, 'memory': Maker.memory_question,
             'obstacle': Maker.obstacle, 'unsafe': Maker.unsafe, 'pain': Maker.pain,
-            'novelty': Maker.novelty, 'restraint': Maker.restraint}
+            'novelty': Maker.novelty, 'restraint': Maker.restraint, 'goal': Maker.goal}
 
 
 def generate(per_family: int = 36, seed: int = 7) -> list[dict]:

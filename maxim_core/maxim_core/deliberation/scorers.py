@@ -382,6 +382,11 @@ def settled(c, m: Moment) -> float:
     return float(m.settled)
 
 
+def goal_open(c, m: Moment) -> float:
+    """A standing goal that the robot's acts have not met yet."""
+    return float(bool(m.g.goal) and not m.settled)
+
+
 def wait_heard(c, m: Moment) -> float:
     """A person just spoke to the robot and nothing was done about it yet."""
     return float(m.heard_now)
@@ -401,7 +406,7 @@ ACT_SCORERS: dict[str, Callable] = {
 HABITS = ('done', 'failed', 'tool_used', 'dull')
 WAIT_SCORERS: dict[str, Callable] = {
     'relevance': relevance, 'wait': wait, 'stale': stale, 'settled': settled,
-    'wait_heard': wait_heard,
+    'wait_heard': wait_heard, 'goal_open': goal_open,
 }
 # 'prior' (the learned tool index) and 'redirect' (asked for what hurt: the same kind of
 # act done another way) are filled by the chooser, which holds the index and sees all
