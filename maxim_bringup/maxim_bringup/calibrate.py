@@ -31,8 +31,9 @@ SETTLE_S = 10.0          # a key script's next key waits this long at most for t
 ESC_WAIT_S = 0.05        # a lone ESC: the start of an arrow key, or Esc itself?
 
 
-def add_parser(sub) -> None:
-    """Register `calibrate` on the `maxim` command's subparsers."""
+def add_parser(sub, check_dependencies) -> None:
+    """Register `calibrate` on the `maxim` command's subparsers; `check_dependencies(names)`
+    is the command's own check (cli.py), handed in so this module does not import cli."""
     p = sub.add_parser(
         'calibrate', help="jog the real head on keypresses, mark each joint's zero and "
         'limits, write a calibrated params file and URDF')
@@ -61,7 +62,7 @@ def add_parser(sub) -> None:
     p.add_argument('--allow-beyond-urdf', action='store_true',
                    help="let a joint go, and a limit be marked, past the URDF's limits (the "
                    'calibrated URDF then gets the wider ones)')
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check_dependencies=check_dependencies)
 
 
 # ---- keys ---------------------------------------------------------------------------------
@@ -275,9 +276,7 @@ def _on_sigterm(signum, frame):
 
 def run(args) -> int:
     """The `maxim calibrate` command: 0 when saved, 1 when not (quit, or an error)."""
-    from maxim_bringup.cli import check_dependencies
-
-    problems = check_dependencies(['rclpy', 'maxim_interfaces.msg', 'yaml'])
+    problems = args.check_dependencies(['rclpy', 'maxim_interfaces.msg', 'yaml'])
     for line in problems:
         print(f'maxim: {line}', file=sys.stderr)
     if problems:

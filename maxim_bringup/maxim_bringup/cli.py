@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument('--out', default='', help='output folder (default: <recording>.report)')
     p.set_defaults(func=_report)
     from maxim_bringup.calibrate import add_parser as add_calibrate
-    add_calibrate(sub)
+    add_calibrate(sub, check_dependencies)
     return parser
 
 
