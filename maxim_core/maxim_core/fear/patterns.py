@@ -23,6 +23,9 @@ is still caught:
 - deleting the repository's history (.git, git filter-branch, update-ref -d, reflog expire);
 - writing files Python imports or runs by itself (sitecustomize.py, usercustomize.py, *.pth;
   setup.py or conftest.py that start a shell);
+- writing a key that makes git run a command (core.fsmonitor, core.hooksPath,
+  core.sshCommand, core.pager, alias.*=!..., filters, textconv, includes) into a git
+  configuration, by `git config`, `git -c`, a file tool or any command line naming the file;
 - program names hidden by a glob (/bin/r?) or by a wrapper (busybox, xargs, find -exec, env,
   nice, timeout, flock, watch...): the wrapped command is judged as itself;
 - rewriting the gate's own source (maxim_core/fear, the tools' sandbox);
@@ -107,6 +110,65 @@ _STARTUP_FILE = re.compile(r'(^|/)\.(bashrc|bash_profile|profile|zshrc|zprofile|
                            r'|(^|/)(sitecustomize|usercustomize)\.py$|\.pth$')
 # Python files that run code by themselves: at install (setup.py) or test collection.
 _AUTORUN_PY = re.compile(r'(^|/)(setup|conftest|noxfile|__main__)\.py$')
+# A git configuration file, and the keys in one that make git run a command (the list of
+# maxim_core/tools/traps.py, which keeps what a command writes there inert; a test holds the
+# two equal). In a command line: dotted (`git config core.fsmonitor x`, `git -c alias.x=!sh`);
+# in a file: `[core]` then `fsmonitor = x`.
+_GIT_CONFIG_FILE = re.compile(r'(^|[\s/"\'=])(\.git/(config|config\.worktree|modules/\S+?/config)'
+                              r'|\.gitconfig|etc/gitconfig|\.config/git/config)(?![\w.-])')
+_GIT_EXEC_DOTTED = re.compile(
+    r'\b(core\.(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy'
+    r'|alternaterefscommand)|sequence\.editor|pager\.[\w-]+|filter\.[^\s=]+\.(clean|smudge'
+    r'|process)|diff\.[^\s=]+\.(textconv|command)|diff\.external|merge\.[^\s=]+\.driver'
+    r'|credential\.([^\s=]+\.)?helper|gpg\.([^\s=]+\.)?program|include(if\.[^\s=]+)?\.path'
+    r'|uploadpack\.packobjectshook|remote\.[^\s=]+\.(uploadpack|receivepack|vcs)'
+    r'|protocol\.([^\s=]+\.)?allow)\b|\b(alias\.[\w.-]+|submodule\.[^\s=]+\.update)'
+    r'\s*[= ]\s*["\']?\s*!', re.IGNORECASE)
+_GIT_EXEC_KEYS = re.compile(
+    r'core\.(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy|alternaterefscommand)'
+    r'|sequence\.editor|pager\..+|filter\..+\.(clean|smudge|process)|diff\..+\.(textconv'
+    r'|command)|diff\.external|merge\..+\.driver|credential\.helper|credential\..+\.helper'
+    r'|gpg\.program|gpg\..+\.program|include\.path|includeif\..+\.path'
+    r'|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack|vcs)|protocol\.allow'
+    r'|protocol\..+\.allow|web\.browser|browser\..+\.(cmd|path)|(difftool|mergetool)\..+\.cmd'
+    r'|sendemail\.(tocmd|cccmd|smtpserver)|sendemail\..+\.smtpserver|man\..+\.cmd|man\.viewer'
+    r'|instaweb\.httpd|ssh\.variant|receive\.procreceiverefs')
+# A key that runs a command, as a line of the file, in a shell line or a fragment.
+_GIT_EXEC_INI = re.compile(
+    r'(^|\s|["\';/|,:]|\\[nt])(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy'
+    r'|alternaterefscommand|textconv|smudge|clean|process|driver|helper|program'
+    r'|packobjectshook|uploadpack|receivepack|vcs|cmd|tocmd|cccmd|smtpserver|viewer|httpd'
+    r'|variant|procreceiverefs|allow|external|path)\s*=|=\s*["\']?\s*!', re.IGNORECASE)
+_GIT_SECTION = re.compile(r'\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+_GIT_KEY = re.compile(r'([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$')
+
+
+def git_config_exec(text: str) -> list[str]:
+    """The keys of a git configuration text that make git run a command (section.key)."""
+    found, section = [], ''
+    for raw in text.replace('\\n', '\n').replace('\\t', '\t').splitlines():
+        line = re.sub(r'\s[#;].*$|^[#;].*$', '', raw).strip()
+        while line.startswith('['):
+            m = _GIT_SECTION.match(line)
+            if not m:
+                line = ''
+                break
+            name, sub = m.group(1).lower(), m.group(2)
+            if '.' in name and sub is None:
+                name, sub = name.split('.', 1)
+            section = name + (f'.{sub.lower()}' if sub is not None else '')
+            line = line[m.end():].strip()
+        k = _GIT_KEY.match(line) if line and section else None
+        if not k:
+            continue
+        key = f'{section}.{k.group(1).lower()}'
+        bang = (k.group(2) or '').strip().strip('"').lstrip().startswith('!')
+        if _GIT_EXEC_KEYS.fullmatch(key) or bang and re.fullmatch(
+                r'alias\..+|submodule\..+\.update', key):
+            found.append(key)
+    return list(dict.fromkeys(found))
+
+
 # The gate's own source and the tools' containment: never a write target.
 _OWN_DIRS = tuple(sorted({os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           os.path.dirname(os.path.dirname(os.path.realpath(__file__)))}))
@@ -495,9 +557,40 @@ class _Scanner:
             self.add('privilege_escalation', 'setuid0', f'{where}: setuid(0)')
         if re.search(r'requests\.(post|put)\(|urllib\.request\.urlopen\([^)]*data=', text):
             self.add('exfiltration', 'http_upload', f'{where}: HTTP upload from code')
+        self.git_config_rule(text, where)
         if re.search(r'\b(drop\s+(table|database|schema)|truncate\s+table)\b', text, re.I) or \
                 re.search(r'\bdelete\s+from\s+\w+\s*(;|$|")', text, re.I):
             self.add('destructive', 'sql_drop', f'{where}: destructive SQL')
+
+    def git_config_rule(self, text: str, where: str) -> None:
+        """A key that makes git run a command, written into a git configuration: by `git
+        config` (or `git -c`, which runs it at once), or by any command that names a git
+        configuration file (echo >>, tee, sed -i, cp...). A person who later runs git in
+        that checkout would run the command."""
+        words = text.split()
+        for i, w in enumerate(words):
+            if os.path.basename(w.strip('"\'')) != 'git':
+                continue
+            rest = ' '.join(words[i + 1:])
+            if re.search(r'\s(--get|--get-all|--get-regexp|--list|-l|get|list)(\s|$)',
+                         ' ' + re.split(r'[;&|]', rest, 1)[0]):
+                continue                                   # reads the configuration
+            if re.match(r'(-\S+\s+)*(-C\s+\S+\s+)*config\b', rest) or re.match(
+                    r'(\S+\s+)*?-c\s*["\']?\S+=', rest):
+                head = re.split(r'[;&|]', rest, 1)[0]
+                for m in _GIT_EXEC_DOTTED.finditer(head):
+                    key = m.group(0).lower()
+                    if re.search(r'-c\s*["\']?$', head[:m.start()]) and \
+                            re.match(r'(core\.)?pager', key):
+                        continue             # git -c core.pager=cat log: runs a pager, now
+                    self.add('sandbox_escape', 'git_config_exec', f'{where}: sets '
+                             f'{m.group(0).strip()}, which makes git run a command')
+                    return
+        if _GIT_CONFIG_FILE.search(text) and (_GIT_EXEC_DOTTED.search(text)
+                                              or git_config_exec(text)
+                                              or _GIT_EXEC_INI.search(text)):
+            self.add('sandbox_escape', 'git_config_exec', f'{where}: writes a key that makes '
+                     'git run a command into a git configuration')
 
     def command_rules(self, words: list[str], sep: str, previous: list[str] | None,
                       where: str, depth: int) -> None:
@@ -931,6 +1024,10 @@ def scan_call(tool: str, args: Mapping, policy: ScanPolicy = ScanPolicy(),
             path = str(args.get('path', ''))
             if _script_like(path, value):
                 s.scan_shell(value, where)
+            if _GIT_CONFIG_FILE.search('/' + path.lstrip('/')) and (
+                    git_config_exec(value) or _GIT_EXEC_INI.search(value)):
+                s.add('sandbox_escape', 'git_config_exec', f'{where}: writes a key that makes '
+                      f'git run a command into {path}')
             if _AUTORUN_PY.search(path) and _CODE_SHELL.search(value):
                 s.add('sandbox_escape', 'autorun_shell', f'{where}: {path} runs by itself '
                       '(install or test collection) and starts a shell')

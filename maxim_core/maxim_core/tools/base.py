@@ -13,6 +13,7 @@ core needs no message import.
 
 from dataclasses import dataclass, field
 import json
+import threading
 from typing import Any, Callable, Mapping
 
 import jsonschema
@@ -108,6 +109,9 @@ class Tool:
 
     Subclasses set `name`, `description`, `input_schema` (either style) and implement
     `execute(**args)`. `introspection` tools are read-only and bypass the fear gate.
+    `wall_clock_s`: for a tool that works in this process, the most one call may take; the
+    call then fails with ERROR_TIMEOUT and its work is abandoned (it runs in a worker thread,
+    which cannot be killed: such tools are also written not to block).
     """
 
     name: str = ''
@@ -115,6 +119,7 @@ class Tool:
     input_schema: dict = {}
     introspection: bool = False
     category: str = 'user'
+    wall_clock_s: float | None = None
 
     def __init__(self, name: str | None = None, description: str | None = None,
                  input_schema: Mapping | None = None, introspection: bool | None = None,
@@ -168,7 +173,10 @@ class Tool:
         """Validate, execute and wrap: never raises for a tool's own failure."""
         try:
             clean = self.validate(args)
-            result = self.execute(**clean)
+            if self.wall_clock_s:
+                result = self._execute_bounded(clean, self.wall_clock_s)
+            else:
+                result = self.execute(**clean)
         except ToolError as exc:
             outcome = ToolOutcome.fail(str(exc), exc.code)
         except (OSError, ValueError, TypeError, RuntimeError, LookupError) as exc:
@@ -178,6 +186,27 @@ class Tool:
             outcome = as_outcome(result)
         outcome.tool = self.name
         return outcome
+
+    def _execute_bounded(self, args: dict, limit_s: float):
+        """`execute` in a worker thread, waited for at most `limit_s` seconds."""
+        box: list = []
+
+        def work():
+            try:
+                box.append((True, self.execute(**args)))
+            except BaseException as exc:           # handed to the caller, raised there
+                box.append((False, exc))
+
+        worker = threading.Thread(target=work, name=f'tool-{self.name}', daemon=True)
+        worker.start()
+        worker.join(limit_s)
+        if not box:
+            raise ToolError(f'{self.name} did not finish within its {limit_s:g} s wall clock '
+                            '(abandoned)', ERROR_TIMEOUT)
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
 
 
 def as_outcome(result: Any) -> ToolOutcome:

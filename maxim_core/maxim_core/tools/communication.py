@@ -109,13 +109,17 @@ class SpeakTool(Tool):
                                      fallback='refuse' if self.process == 'bwrap'
                                      else 'python')
             argv = [self.executable, '-v', voice, '-w', str(wav), '--stdin']
-            result = sandbox.run(argv, timeout_s=self.timeout_s, max_bytes=16_000,
-                                 stdin=text.encode('utf-8'))
+            try:
+                result = sandbox.run(argv, timeout_s=self.timeout_s, max_bytes=16_000,
+                                     stdin=text.encode('utf-8'))
+            finally:
+                sandbox.close()           # a sandbox per utterance: its cgroups go with it
             if result.timed_out:
                 raise ToolError(f'espeak-ng did not finish within {self.timeout_s} s',
                                 ERROR_TIMEOUT)
             if result.exit_code != 0:
-                return ToolOutcome.fail(f'espeak-ng failed: {result.stderr.strip()[:200]}')
+                return ToolOutcome.fail(f'espeak-ng failed (exit code {result.exit_code}): '
+                                        f'{" ".join(result.stderr.split())[:200]}')
             if wav.is_symlink() or not wav.is_file():
                 return ToolOutcome.fail('espeak-ng wrote no speech')
             output = {'spoken': text, 'voice': voice, 'sandboxed': result.sandboxed}
@@ -185,6 +189,7 @@ def _copy_nofollow(src: Path, dest: Path) -> None:
 class _GatewayTool(Tool):
     category = 'communication'
     kind = ''
+    wall_clock_s = 60.0          # the gateway is someone else's code: it may hang
 
     def __init__(self, gateway: Gateway | None = None):
         super().__init__()

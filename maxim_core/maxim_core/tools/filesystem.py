@@ -11,16 +11,27 @@ passive (observe only)
            argument inside the readable roots. Run without a shell.
 active (work in the workspace)
     read:  as passive.
-    write: files under `root` and the extra `write_roots`.
-    bash:  commands from PASSIVE_COMMANDS + ACTIVE_COMMANDS (python, pytest, git, mkdir, cp,
-           mv, rm, sed...), joined by | && || ; only; no command substitution, backticks or
-           variable expansion (so the checks see what runs); `>`/`>>` only into writable
-           roots; every path argument inside the readable roots. Run by bash in `root`.
+    write: files under `root` and the extra `write_roots`, except files that code runs on
+           its own (`maxim_core.tools.traps`: git hooks and config, conftest.py,
+           sitecustomize.py, *.pth, shell rc files, CI files).
+    bash:  with the kernel sandbox (the usual case): any command line, contained by the
+           kernel (read-only system, the workspace the only writable place, no network);
+           pipes, lists, variables and loops are allowed; command and process substitution
+           and backticks are not (what runs stays visible in the line, for the gate and the
+           log); `>`/`>>` only into writable roots (and /dev/null...). Without the kernel
+           sandbox (``process='python'`` and no bwrap): only commands from PASSIVE_COMMANDS
+           + ACTIVE_COMMANDS (python, pytest, git, mkdir, cp, mv, rm, sed...), joined by
+           | && || ; only, no variable expansion, every path argument inside the readable
+           roots. Run by bash in `root`.
 singularity (trusted autonomy)
     read:  anywhere except secrets (`maxim_core.tools.secrets`: keys, .env files, cloud,
-           registry and git credentials, browser profiles, /proc/*/environ) and the hidden
-           paths.
-    write: under `root`, the `write_roots`, and the system temp folder.
+           registry and git credentials, browser profiles, /proc/*/environ), the hidden
+           paths, and what the kernel sandbox hides from commands (the home folders, /run,
+           /var/run, /var/tmp, /var/lock, the processes under /proc), unless it lies in the
+           workspace or a read root.
+    write: under `root` and the `write_roots` (not the system temp folder: commands get a
+           private one from the kernel sandbox, and the real one holds what other
+           processes keep there).
     bash:  any command line, run by bash in `root`; words naming a secret are refused. The
            fear gate is the main guard in this mode.
 
@@ -30,10 +41,15 @@ search_code (never listed, never searched), and a bash word naming one is refuse
 kernel sandbox hides the same secrets from the commands themselves.
 
 Every command runs inside the kernel sandbox (`maxim_core.tools.sandbox`: bubblewrap with a
-read-only root, the workspace the only writable place, no network, resource limits), with a
-timeout (default 30 s, at most 300 s) and a bounded output. The rules above still apply first
-(defence in depth). Without bwrap the command is refused, unless the sandbox was built with
-``process='python'``, which runs it under these rules alone and warns each time.
+read-only root, the workspace the only writable place (read-only too in passive mode), no
+network, resource limits, a disk quota), with a timeout (default 30 s, at most 300 s) and a
+bounded output. The rules above still apply first (defence in depth). Without bwrap the
+command is refused, unless the sandbox was built with ``process='python'``, which runs it
+under these rules alone and warns each time.
+
+The tools that work in this process (read_file, write_file, edit_file, glob) run under a
+wall clock (`Tool.wall_clock_s`) and never block: a file is opened non-blocking and must be
+a regular file (a FIFO, a device or a socket is refused with one line).
 
 Paths are resolved through symlinks (realpath) before any check, so a link planted inside the
 workspace cannot lead a read or a write outside it, and writes open the final file with
@@ -48,6 +64,7 @@ from pathlib import Path
 import re
 import shlex
 import shutil
+import stat
 import tempfile
 import time
 from typing import Callable, Iterable
@@ -55,8 +72,9 @@ from typing import Callable, Iterable
 from maxim_core.tools.base import (bounded, ERROR_TIMEOUT, Tool, ToolError, ToolInputError,
                                    ToolOutcome)
 from maxim_core.tools.sandbox import (default_hidden, Limits, own_paths, ProcessSandbox,
-                                      timeout_error)
+                                      SECRET_DIRS, SOCKET_DIRS, timeout_error)
 from maxim_core.tools.secrets import secret_reason
+from maxim_core.tools.traps import hooks_paths, write_refusal
 
 MODES = ('passive', 'active', 'singularity')
 
@@ -71,10 +89,16 @@ unzip make cmake patch xargs env test sleep chmod
 '''.split())
 _OPERATORS = re.compile(r'[;&|<>`$\n\r]')
 _ACTIVE_FORBIDDEN = re.compile(r'`|\$[({A-Za-z0-9_@*?!#$-]|<\(|>\(')
+_SUBSTITUTION = re.compile(r'`|\$\(|<\(|>\(')
+# Redirect targets that are not files: always allowed.
+SAFE_DEVICES = frozenset(('/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty', '/dev/fd/1',
+                          '/dev/fd/2'))
 _FIND_FORBIDDEN = ('-exec', '-execdir', '-delete', '-ok', '-okdir', '-fprint', '-fls')
 MAX_TIMEOUT_S = 300.0
 READ_MAX_BYTES = 256_000
+EDIT_MAX_BYTES = 4_000_000
 IN_PROCESS_TIMEOUT_S = 10.0     # wall clock of the tools that walk folders in-process
+WALL_CLOCK_S = 20.0             # the most any in-process file tool may take
 
 
 class SandboxError(ToolError):
@@ -107,11 +131,10 @@ class Sandbox:
             raise ValueError(f'sandbox root {self.root} is not a folder')
         self.read_roots = [self.root] + [Path(p).expanduser().resolve() for p in read_roots]
         self.write_roots = [self.root] + [Path(p).expanduser().resolve() for p in write_roots]
-        if mode == 'singularity':
-            self.write_roots.append(Path(tempfile.gettempdir()).resolve())
         self.protected = [Path(p).expanduser().resolve() for p in
                           (own_paths() if protected is None else protected)]
         self.hidden = [Path(p).expanduser().resolve() for p in hidden] + default_hidden()
+        self._hidden_dirs: list[Path] | None = None
         if isinstance(process, ProcessSandbox):
             self.process = process
         elif process in ('bwrap', 'python'):
@@ -120,7 +143,8 @@ class Sandbox:
                 self.root, write_roots=[p for p in self.write_roots[1:] if p != tmp],
                 read_roots=self.read_roots[1:], hidden=self.hidden, protected=self.protected,
                 network=network, limits=limits or Limits(),
-                fallback='refuse' if process == 'bwrap' else 'python')
+                fallback='refuse' if process == 'bwrap' else 'python',
+                read_only=mode == 'passive')
         else:
             raise ValueError(f"process must be 'bwrap', 'python' or a ProcessSandbox, not "
                              f'{process!r}')
@@ -151,7 +175,26 @@ class Sandbox:
         if self.mode != 'singularity' and not _inside(p, self.read_roots):
             return (f'{path}: outside the readable folders in {self.mode} mode '
                     f'({", ".join(str(r) for r in self.read_roots)})')
+        proc = str(p).split('/')
+        if len(proc) > 2 and proc[1] == 'proc' and proc[2].isdigit() and \
+                int(proc[2]) != os.getpid():
+            return (f'{path}: the other processes of this machine are not readable by tools '
+                    '(the kernel sandbox shows commands only their own)')
+        if self.mode == 'singularity' and not _inside(p, self.read_roots + self.write_roots) \
+                and _inside(p, self._kernel_hidden()):
+            return (f'{path}: hidden from commands by the kernel sandbox (home folders, '
+                    '/run, /var/tmp...), so not readable by tools either')
         return None
+
+    def _kernel_hidden(self) -> list[Path]:
+        """The folders the kernel sandbox hides from commands (homes, sockets, mounted
+        secrets): singularity's in-process reads see what its commands see."""
+        if self._hidden_dirs is None:
+            dirs = [Path(d) for d in SECRET_DIRS + SOCKET_DIRS] + [Path.home()]
+            if isinstance(self.process, ProcessSandbox):
+                dirs.append(Path(self.process.home))
+            self._hidden_dirs = list(dict.fromkeys(Path(os.path.realpath(d)) for d in dirs))
+        return self._hidden_dirs
 
     def check_read(self, path: str) -> Path:
         p = self.resolve(path)
@@ -160,7 +203,9 @@ class Sandbox:
             raise SandboxError(refusal)
         return p
 
-    def check_write(self, path: str) -> Path:
+    def check_write(self, path: str, traps: bool = True) -> Path:
+        """The resolved path `path` to write, or SandboxError (one line). `traps`: refuse
+        files that code runs on its own (False: for a folder, which is not one)."""
         if self.mode == 'passive':
             raise SandboxError(f'{path}: writing is not allowed in passive mode')
         p = self.resolve(path)
@@ -170,10 +215,18 @@ class Sandbox:
         why = secret_reason(path, self.root) or secret_reason(p, self.root)
         if why is not None:
             raise SandboxError(f'{path}: {why}; secrets are never writable by tools')
+        trap = traps and (write_refusal(path, self.root, hooks_paths(self.root))
+                          or write_refusal(p, self.root, hooks_paths(self.root)))
+        if trap:
+            raise SandboxError(trap)
         if not _inside(p, self.write_roots):
             raise SandboxError(f'{path}: outside the writable folders in {self.mode} mode '
                                f'({", ".join(str(r) for r in self.write_roots)})')
         return p
+
+    def kernel(self) -> bool:
+        """Whether commands run inside the kernel sandbox here (its probe, cached)."""
+        return self.process.available().ok
 
     def check_command(self, command: str) -> list[str] | None:
         """argv to run without a shell (passive), or None to run the line with bash."""
@@ -187,9 +240,14 @@ class Sandbox:
             self._check_segment(argv, PASSIVE_COMMANDS)
             return argv
         if self.mode == 'active':
-            if _ACTIVE_FORBIDDEN.search(command):
+            kernel = self.kernel()
+            if kernel and _SUBSTITUTION.search(command):
+                raise SandboxError('bash: command substitution ($(...), backticks, <(...)) is '
+                                   'not allowed in active mode: what runs must be visible in '
+                                   'the line')
+            if not kernel and _ACTIVE_FORBIDDEN.search(command):
                 raise SandboxError('bash: command substitution and variable expansion are '
-                                   'not allowed in active mode')
+                                   'not allowed in active mode without the kernel sandbox')
             lexer = shlex.shlex(command, posix=True, punctuation_chars=';&|<>')
             lexer.whitespace_split = True
             try:
@@ -198,19 +256,29 @@ class Sandbox:
                 raise ToolInputError(f'bash: cannot parse the command: {exc}') from exc
             segment: list[str] = []
             redirect = False
+            dup = False
             for tok in tokens + [';']:
-                if tok in (';', '&&', '||', '|'):
-                    if segment:
-                        self._check_segment(segment, PASSIVE_COMMANDS | ACTIVE_COMMANDS)
-                    segment = []
-                elif tok in ('>', '>>'):
+                if dup:                                  # 2>&1, >&2: a file descriptor
+                    dup = False
+                    if re.fullmatch(r'\d+|-', tok):
+                        continue
                     redirect = True
+                if tok in (';', '&&', '||', '|') or kernel and tok in ('&', '|&', ';;'):
+                    if segment:
+                        self._check_segment(segment, PASSIVE_COMMANDS | ACTIVE_COMMANDS,
+                                            kernel)
+                    segment = []
+                elif tok in ('>', '>>') or kernel and tok in ('&>', '&>>', '>|'):
+                    redirect = True
+                elif kernel and tok in ('>&', '<&'):
+                    dup = True
                 elif tok in ('<',):
                     continue
                 elif set(tok) <= set(';&|<>'):
                     raise SandboxError(f'bash: operator {tok!r} is not allowed in active mode')
                 elif redirect:
-                    self.check_write(tok)
+                    if tok not in SAFE_DEVICES:
+                        self.check_write(tok)
                     redirect = False
                 else:
                     segment.append(tok)
@@ -240,7 +308,13 @@ class Sandbox:
                 raise ToolInputError(f'bash: cannot parse the command: {exc}') from exc
             return command.split()
 
-    def _check_segment(self, argv: list[str], allowed: frozenset) -> None:
+    def _check_segment(self, argv: list[str], allowed: frozenset, kernel: bool = False
+                       ) -> None:
+        if kernel:
+            # The kernel bounds what the program reaches; the words still name no secret.
+            for arg in argv:
+                self._refuse_secret_word(arg)
+            return
         prog = os.path.basename(argv[0])
         if prog not in allowed:
             raise SandboxError(f'bash: {prog!r} is not allowed in {self.mode} mode')
@@ -256,14 +330,16 @@ class Sandbox:
 
 
 def run_process(argv: list[str], sandbox: 'Sandbox', timeout_s: float,
-                max_chars: int = 8000, cwd: Path | None = None) -> dict:
+                max_chars: int = 8000, cwd: Path | None = None,
+                env: dict | None = None) -> dict:
     """Run argv in the kernel sandbox with a timeout; a structured, bounded result.
 
     ToolError (ERROR_TIMEOUT) when the wall clock ran out (the process group was killed);
     SandboxUnavailable when the kernel sandbox cannot start and the Python rules were not
     chosen instead.
     """
-    result = sandbox.process.run(argv, cwd or sandbox.root, timeout_s, max_bytes=max_chars * 4)
+    result = sandbox.process.run(argv, cwd or sandbox.root, timeout_s, max_bytes=max_chars * 4,
+                                 env=env)
     if result.timed_out:
         raise timeout_error(argv, timeout_s)
     out = {'exit_code': result.exit_code, 'stdout': bounded(result.stdout, max_chars),
@@ -272,14 +348,39 @@ def run_process(argv: list[str], sandbox: 'Sandbox', timeout_s: float,
         out['stdout'] += f' [{result.stdout_dropped} more bytes discarded]'
     if result.warning:
         out['warning'] = result.warning
+    if result.not_kept:
+        # What the command wrote that the kernel layer did not keep, one line each.
+        out['not_kept'] = result.not_kept[:50]
     return out
 
 
-def write_text_nofollow(p: Path, content: str) -> None:
-    """Write `content` to `p` without following a symlink in its final component."""
-    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+def _regular(fd: int, path: 'str | Path', tool: str) -> None:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ToolError(f'{tool}: {path} is not a regular file (a FIFO, a device or a '
+                        'socket): only files are read or written')
+
+
+def write_text_nofollow(p: Path, content: str, tool: str = 'write_file') -> None:
+    """Write `content` to `p` without following a symlink in its final component and
+    without blocking: `p` must be (or become) a regular file."""
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                 0o644)
+    _regular(fd, p, tool)
+    os.set_blocking(fd, True)
+    os.ftruncate(fd, 0)
     with os.fdopen(fd, 'w', encoding='utf-8') as f:
         f.write(content)
+
+
+def read_text_regular(p: Path, limit: int, tool: str, errors: str = 'replace') -> str:
+    """At most `limit` bytes of the regular file `p` as text, without blocking (a FIFO,
+    a device or /proc/kmsg is refused or answers at once)."""
+    fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    _regular(fd, p, tool)
+    with os.fdopen(fd, 'rb') as f:
+        data = f.read(limit)
+    return data.decode('utf-8', errors=errors)
 
 
 def _glob_parts(pattern: str) -> tuple[str, ...]:
@@ -349,6 +450,7 @@ def walk_readable(sandbox: 'Sandbox', base: Path, pattern: str, timeout_s: float
 
 class _FsTool(Tool):
     category = 'filesystem'
+    wall_clock_s = WALL_CLOCK_S
 
     def __init__(self, sandbox: Sandbox):
         super().__init__()
@@ -370,10 +472,9 @@ class ReadFileTool(_FsTool):
 
     def execute(self, path: str, offset: int = 0, limit: int = 200) -> dict:
         p = self.sandbox.check_read(path)
-        if not p.is_file():
-            raise ToolError(f'read_file: {path} is not a file')
-        with p.open('r', encoding='utf-8', errors='replace') as f:
-            text = f.read(READ_MAX_BYTES)
+        if p.is_dir():
+            raise ToolError(f'read_file: {path} is a folder, not a file')
+        text = read_text_regular(p, READ_MAX_BYTES, 'read_file')
         lines = text.splitlines()
         chunk = lines[offset:offset + limit]
         return {'path': self.rel(p), 'content': bounded('\n'.join(chunk)),
@@ -392,7 +493,7 @@ class WriteFileTool(_FsTool):
     def execute(self, path: str, content: str) -> ToolOutcome:
         p = self.sandbox.check_write(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        self.sandbox.check_write(str(p.parent))      # mkdir did not cross a link made since
+        self.sandbox.check_write(str(p.parent), traps=False)   # mkdir crossed no link
         write_text_nofollow(p, content)
         return ToolOutcome.ok({'path': self.rel(p), 'bytes': len(content.encode('utf-8'))},
                               path=str(p), content=content)
@@ -414,7 +515,10 @@ class EditFileTool(_FsTool):
         p = self.sandbox.check_write(path)
         if not p.is_file():
             raise ToolError(f'edit_file: {path} is not a file')
-        text = p.read_text(encoding='utf-8')
+        text = read_text_regular(p, EDIT_MAX_BYTES + 1, 'edit_file', errors='strict')
+        if len(text.encode('utf-8')) > EDIT_MAX_BYTES:
+            raise ToolError(f'edit_file: {path} is larger than {EDIT_MAX_BYTES} bytes; edit '
+                            'it with bash')
         starts = [m.start() for m in re.finditer(re.escape(old_text), text)]
         if not starts:
             raise ToolError(f'edit_file: old_text not found in {path}')
@@ -429,7 +533,7 @@ class EditFileTool(_FsTool):
                             'context; give context_before/context_after to pick one')
         s = matches[0]
         new = text[:s] + new_text + text[s + len(old_text):]
-        write_text_nofollow(p, new)
+        write_text_nofollow(p, new, 'edit_file')
         line = text.count('\n', 0, s) + 1
         return ToolOutcome.ok({'path': self.rel(p), 'line': line,
                                'replaced_chars': len(old_text)}, path=str(p), content=new)
@@ -463,6 +567,7 @@ class GlobTool(_FsTool):
 class BashTool(_FsTool):
     name = 'bash'
     description = 'Run a shell command in the workspace.'
+    wall_clock_s = None              # bounded by its own timeout, in the kernel sandbox
     input_schema = {
         'type': 'object',
         'properties': {

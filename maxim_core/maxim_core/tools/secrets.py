@@ -138,7 +138,7 @@ def home_secrets(home: 'str | os.PathLike') -> list[Path]:
     except OSError:
         names = []
     for name in names:
-        if any(fnmatch.fnmatchcase(name.lower(), pat) for pat in SECRET_NAMES):
+        if _NAMES.match(name):
             out.append(base / name)
     return [p for p in dict.fromkeys(out) if os.path.lexists(p)]
 
@@ -189,3 +189,100 @@ def find_secrets(roots: Iterable['str | os.PathLike'], prune: Iterable[Path] = (
                 if is_dir and entry.name not in SCAN_SKIP and Path(entry.path) not in pruned:
                     stack.append((Path(entry.path), parts))
     return found, True
+
+
+# TreeScan: a folder listed less than this long after its last change is listed again next
+# time (a change within the file system's timestamp granularity leaves the time unchanged).
+_RACY_S = 1.0
+
+
+class TreeScan:
+    """`find_secrets` that remembers what it listed, for the kernel layer's per-call scan.
+
+    A folder whose modification time is the one seen when it was listed (and was not changed
+    within `_RACY_S` of that listing) is neither listed nor judged again: a name is created,
+    removed or renamed in a folder only by changing that folder's time, and only names are
+    judged here. `extra(parts, is_dir)`, when given, marks more entries to report in a second list
+    (the traps of `maxim_core.tools.traps`); `git(path)` is called with each `.git` folder
+    met (which is not walked) and returns more paths for that list. Not thread-safe: one per
+    sandbox, under its lock.
+    """
+
+    def __init__(self, max_entries: int = SCAN_MAX_ENTRIES, max_s: float = SCAN_MAX_S,
+                 extra=None):
+        self.max_entries = max_entries
+        self.max_s = max_s
+        self.extra = extra
+        # folder -> (mtime_ns, listed at, entries, secrets, marked, .git folders, subfolders)
+        self._dirs: dict[str, tuple] = {}
+
+    def _folder(self, folder: str, rel: tuple[str, ...]) -> tuple | None:
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            self._dirs.pop(folder, None)
+            return None
+        cached = self._dirs.get(folder)
+        if cached is not None and cached[0] == st.st_mtime_ns and \
+                cached[1] - st.st_mtime_ns / 1e9 > _RACY_S:
+            return cached
+        listed_at = time.time()
+        secrets, marked, gits, subs = [], [], [], []
+        count = 0
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    count += 1
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        is_dir = False
+                    parts = rel + (entry.name,)
+                    if _is_secret_entry(parts):
+                        if is_dir or not entry.is_symlink():
+                            secrets.append(entry.path)
+                        continue
+                    if self.extra is not None and self.extra(parts, is_dir):
+                        if not entry.is_symlink():
+                            marked.append(entry.path)
+                        continue
+                    if entry.name == '.git' and is_dir:
+                        gits.append(entry.path)
+                    if is_dir and entry.name not in SCAN_SKIP:
+                        subs.append((entry.path, parts))
+        except OSError:
+            self._dirs.pop(folder, None)
+            return None
+        result = (st.st_mtime_ns, listed_at, count, secrets, marked, gits, subs)
+        self._dirs[folder] = result
+        return result
+
+    def scan(self, roots: Iterable['str | os.PathLike'], prune: Iterable[Path] = (),
+             git=None) -> tuple[list[Path], list[Path], bool]:
+        """(secrets, extra marks, complete) under `roots`, as `find_secrets` walks them."""
+        pruned = {os.fspath(p) for p in prune}
+        deadline = time.monotonic() + self.max_s
+        secrets: list[Path] = []
+        marked: list[Path] = []
+        seen = 0
+        visited = set()
+        for root in dict.fromkeys(os.fspath(r) for r in roots):
+            stack: list[tuple[str, tuple[str, ...]]] = [(root, ())]
+            while stack:
+                folder, rel = stack.pop()
+                visited.add(folder)
+                listing = self._folder(folder, rel)
+                if listing is None:
+                    continue
+                seen += listing[2]
+                if seen > self.max_entries or time.monotonic() > deadline:
+                    return secrets, marked, False
+                secrets.extend(Path(p) for p in listing[3])
+                marked.extend(Path(p) for p in listing[4])
+                if git is not None:
+                    for g in listing[5]:
+                        marked.extend(git(Path(g)))
+                stack.extend((p, parts) for p, parts in listing[6] if p not in pruned)
+        for gone in [f for f in self._dirs if f not in visited]:
+            del self._dirs[gone]
+        return secrets, marked, True
