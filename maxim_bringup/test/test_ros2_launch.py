@@ -767,3 +767,157 @@ def test_the_params_file_a_dry_run_calibration_wrote_brings_the_robot_up(tmp_pat
         probe.close()
         launch.close()
         ros2(d, 'daemon', 'stop')
+
+
+# ---- the real drivers against their stand-ins, and the camera sources --------------------
+# driver:=serial against the board's firmware on a pty (test/helpers/serial_board.py) with
+# camera:=video on a file OpenCV wrote; driver:=dynamixel against the emulated protocol-2.0
+# bus (test/helpers/dynamixel_bus.py) with camera:=device where no such device exists (there
+# is no V4L2 device on the project's machines): with the other launch tests, every value of
+# driver:= and camera:= comes up under the real `ros2 launch`.
+
+def assert_every_node_active(launch: Launch, probe: Probe) -> None:
+    """Every node of the robot graph is in the graph, and every lifecycle node is active."""
+    want = expected('robot')
+    assert probe.spin_until(lambda: want <= probe.nodes()), (
+        f'missing {want - probe.nodes()}\n{launch.output()}')
+    for name in GRAPHS['robot']:
+        if NODES[name].lifecycle:
+            state = ros2(launch.domain_id, 'lifecycle', 'get', f'/{name}', '--no-daemon')
+            assert state.stdout.startswith('active'), (name, state, launch.output())
+
+
+def missing_video_device() -> str:
+    """A V4L2 device path (/dev/videoN) that does not exist on this machine."""
+    return next(path for path in (f'/dev/video{n}' for n in range(64))
+                if not os.path.exists(path))
+
+
+def goal_writes(bus) -> list[dict[int, int]]:
+    """The Goal Position ticks of every SYNC_WRITE the emulated bus received, {id: ticks}."""
+    from helpers.dynamixel_bus import BROADCAST, GOAL_POSITION, SYNC_WRITE
+
+    writes = []
+    for servo_id, instruction, params in list(bus.packets):
+        if servo_id != BROADCAST or instruction != SYNC_WRITE or len(params) < 4:
+            continue
+        address, size = (int.from_bytes(params[i:i + 2], 'little') for i in (0, 2))
+        if address != GOAL_POSITION or size != 4:
+            continue
+        rest = params[4:]
+        writes.append({rest[i]: int.from_bytes(rest[i + 1:i + 5], 'little', signed=True)
+                       for i in range(0, len(rest) - 4, 5)})
+    return writes
+
+
+def test_serial_board_and_a_video_file(tmp_path):
+    """driver:=serial camera:=video over a params file whose camera is a device: every node
+    comes up active, the head controller drives the board (the firmware on a pty) with
+    `P<us> T<us>` lines and reads its answers back, the camera publishes the frames of a
+    video file OpenCV wrote, and Ctrl-C ends it all cleanly."""
+    from sensor_msgs.msg import Image
+
+    from helpers.serial_board import SerialBoard
+    from maxim_interfaces.msg import HeadState
+    from maxim_perception.qos import LATCHED
+
+    board = SerialBoard()
+    video = write_video(tmp_path / 'clip.avi')
+    params = write_params(tmp_path / 'p.yaml', 'robot.yaml', tmp_path, 'unused', {
+        'camera': {'source': 'device', 'device': video, 'width': 160, 'height': 120,
+                   'fps': 10.0},
+        'head_controller': {'driver': 'dry_run',
+                            'serial': {'port': board.port, 'baud': 115200}}})
+    d = domain(9)
+    launch = Launch('robot.launch.py', [
+        f'params_file:={params}', 'driver:=serial', 'camera:=video',
+        'robot_state_publisher:=false'], d, tmp_path / 'launch.log')
+    probe = Probe(d)
+    try:
+        assert_every_node_active(launch, probe)
+        states = probe.watch('/head/state', HeadState, LATCHED)
+        images = probe.watch('/camera/image_raw', Image)
+        assert probe.spin_until(lambda: states and states[-1].driver == 'serial'
+                                and states[-1].driver_ok and len(images) >= 3
+                                and len(board.received) >= 10), (
+            states[-1:], len(images), len(board.received), launch.output())
+        pan_us, tilt_us = board.pulses       # before the lines: a line sent it these
+        lines = list(board.received)
+        assert all(re.fullmatch(rb'P\d{3,4} T\d{3,4}', line) for line in lines), lines[:5]
+        assert f'P{pan_us} T{tilt_us}'.encode() in lines, (board.pulses, lines[-3:])
+        assert (images[-1].width, images[-1].height) == (160, 120)
+        got = ros2(d, 'param', 'get', '/camera', 'source', '--no-daemon')
+        assert got.stdout.strip() == 'String value is: video', got
+        got = ros2(d, 'param', 'get', '/head_controller', 'driver', '--no-daemon')
+        assert got.stdout.strip() == 'String value is: serial', got
+        seconds = launch.interrupt()
+        assert_clean_stop(launch, seconds, 'robot.launch.py driver:=serial camera:=video')
+    finally:
+        probe.close()
+        launch.close()
+        board.close()
+        ros2(d, 'daemon', 'stop')
+
+
+def test_dynamixel_bus_and_a_camera_device_that_is_not_there(tmp_path):
+    """driver:=dynamixel camera:=device where the device does not exist (a bad input): every
+    node still comes up active, the camera says on diagnostics that the device is missing and
+    publishes nothing, the head controller sets the emulated servos up (torque on) and holds
+    them where they are with a Goal Position SYNC_WRITE every tick, and Ctrl-C ends it all
+    cleanly with the torque off."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from sensor_msgs.msg import Image
+
+    from helpers.dynamixel_bus import DynamixelBus, PRESENT_POSITION
+    from maxim_interfaces.msg import HeadState
+    from maxim_perception.qos import LATCHED
+
+    bus = DynamixelBus(ids=(1, 2))
+    start = {1: 2048 + 150, 2: 2048 - 60}     # the head is not at its zero when it starts
+    for servo_id, ticks in start.items():
+        bus.poke(servo_id, PRESENT_POSITION, 4, ticks)
+    device = missing_video_device()
+    params = write_params(tmp_path / 'p.yaml', 'robot.yaml', tmp_path, 'unused', {
+        'camera': {'source': 'synthetic', 'device': device, 'width': 160, 'height': 120,
+                   'fps': 10.0},
+        'head_controller': {'dynamixel': {'port': bus.port, 'baud': 57600, 'pan_id': 1,
+                                          'tilt_id': 2}}})
+    d = domain(10)
+    launch = Launch('robot.launch.py', [
+        f'params_file:={params}', 'driver:=dynamixel', 'camera:=device',
+        'robot_state_publisher:=false'], d, tmp_path / 'launch.log')
+    probe = Probe(d)
+    try:
+        assert_every_node_active(launch, probe)
+        states = probe.watch('/head/state', HeadState, LATCHED)
+        images = probe.watch('/camera/image_raw', Image)
+        diagnostics = probe.watch('/diagnostics', DiagnosticArray)
+
+        def camera_status():
+            return next((s for msg in reversed(diagnostics) for s in msg.status
+                         if s.name == 'camera: camera'), None)
+
+        assert probe.spin_until(lambda: states and states[-1].driver == 'dynamixel'
+                                and states[-1].driver_ok and len(goal_writes(bus)) >= 20
+                                and camera_status() is not None), (
+            states[-1:], len(goal_writes(bus)), launch.output())
+        status = camera_status()
+        assert status.level == DiagnosticStatus.ERROR, status
+        # "missing: device /dev/videoN does not exist; retry in 5.0 s" (it is retried)
+        assert status.message.startswith(f'missing: device {device} does not exist'), status
+        assert images == []
+        assert (bus.torque(1), bus.torque(2)) == (1, 1)
+        # Nothing to look at: every goal holds the position the servos started at.
+        writes = goal_writes(bus)
+        assert all(w == start for w in writes), [w for w in writes if w != start][:3]
+        assert (bus.present(1), bus.present(2)) == (start[1], start[2])
+        got = ros2(d, 'param', 'get', '/camera', 'source', '--no-daemon')
+        assert got.stdout.strip() == 'String value is: device', got
+        seconds = launch.interrupt()
+        assert_clean_stop(launch, seconds, 'robot.launch.py driver:=dynamixel camera:=device')
+        assert (bus.torque(1), bus.torque(2)) == (0, 0)     # the head is left limp
+    finally:
+        probe.close()
+        launch.close()
+        bus.close()
+        ros2(d, 'daemon', 'stop')
