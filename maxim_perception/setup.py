@@ -29,7 +29,7 @@ setup(
     zip_safe=False,
     maintainer='Maxim developers',
     maintainer_email='dev@maxim-robot.org',
-    description='Camera, attention, head control, servo drivers and the simulated head.',
+    description='Camera, attention, head control, servo drivers, the simulated head and hearing.',
     license='Apache-2.0',
     tests_require=['pytest'],
     entry_points={
@@ -38,6 +38,7 @@ setup(
             'attention_node = maxim_perception.nodes.attention_node:main',
             'head_controller_node = maxim_perception.nodes.head_controller_node:main',
             'sim_head_node = maxim_perception.nodes.sim_head_node:main',
+            'hearing_node = maxim_perception.nodes.hearing_node:main',
         ],
     },
 )

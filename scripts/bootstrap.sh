@@ -81,6 +81,16 @@ fi
 command -v bwrap >/dev/null \
   || say "bwrap not found: install bubblewrap (sudo apt-get install bubblewrap) or the bash, run_tests and git tools are refused"
 
+# Optional: the hearing node's microphone and speaker go through PortAudio.
+if ! ldconfig -p 2>/dev/null | grep -q 'libportaudio.so.2' && [ "${MAXIM_NO_APT:-0}" != 1 ] \
+    && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  say "installing libportaudio2 (optional: a microphone and a speaker for the hearing node)"
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libportaudio2 >/dev/null 2>&1 \
+    || { apt-get update -qq >/dev/null 2>&1 \
+         && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libportaudio2 >/dev/null 2>&1; }; } \
+    || say "libportaudio2 could not be installed; the hearing node can read files and topics, not a microphone"
+fi
+
 # Optional: the speak tool talks through espeak-ng when it is present.
 if ! command -v espeak-ng >/dev/null && [ "${MAXIM_NO_APT:-0}" != 1 ] && [ "$(id -u)" = 0 ] \
     && command -v apt-get >/dev/null; then

@@ -4,7 +4,8 @@ debug image arrives JPEG-compressed and decodes.
 
 The robot graph runs in-process (synthetic camera, dry-run head driver, the scripted LLM
 backend, hashing embedder), with the console and recorder the runner adds; the simulated
-head runs beside it in the probe's process, so all ten node kinds report."""
+head runs beside it in the probe's process, and the hearing node plays a recording in,
+so all eleven node kinds report."""
 
 import os
 import subprocess
@@ -57,9 +58,13 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
     from maxim_perception.nodes.sim_head_node import SimHeadNode
     from maxim_perception.qos import SENSOR
 
+    from helpers.room import say_wav
+
     out = Console(record=True, width=120, color_system=None)
+    # The ears too (a recording played in): every node kind of the project reports.
+    wav = say_wav('Hello there, can you hear me?', tmp_path / 'hello.wav')
     runner = Runner(RunConfig(graph='robot', params_file=_params(tmp_path), console=True,
-                              record=str(tmp_path / 'run.mcap')), console=out)
+                              record=str(tmp_path / 'run.mcap'), hear=wav), console=out)
     runner.start()
     spin = threading.Thread(target=runner.spin, daemon=True)
     spin.start()
@@ -105,6 +110,8 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
         assert values['memory']['ok'] == 'True'
         assert values['agent']['sandbox_available'] in ('true', 'false')
         assert values['head_controller']['driver'] == 'dry_run'
+        assert values['hearing']['source'].startswith('file ')
+        assert values['hearing']['model'].endswith('model')
         assert int(values['attention']['frames_received']) > 0
 
         # `maxim check` as a person runs it: another process, same domain.

@@ -148,6 +148,7 @@ def _start_nodes(ctx, tmp):
                   'idle.enabled': False, 'idle.task_db_path': str(tmp / 'tasks.db'),
                   'tools.active': ['move', 'track_target', 'focus_interests',
                                    'novelty_track', 'respond', 'memory_recall', 'read_file']},
+        'hearing': {'source': 'topic'},
         'console': {},
         'recorder': {'path': str(tmp / 'session.mcap')},
     }

@@ -109,3 +109,34 @@ def lifecycle_manager(node_names):
                              'autostart': LaunchConfiguration('autostart')}],
                 arguments=['--ros-args', '--log-level', LaunchConfiguration('log_level')],
                 output='screen', emulate_tty=True, additional_env=launch_env())
+
+
+def audio_argument(default: str):
+    """audio:= true | false | auto (auto: when PortAudio finds a microphone)."""
+    return DeclareLaunchArgument(
+        'audio', default_value=default, choices=['true', 'false', 'auto'],
+        description='Start the hearing node (speech in, replies spoken; '
+                    'config <params_file> hearing:): true, false, or auto (when a '
+                    'microphone is found)')
+
+
+def hearing_and_manager(context, common, lifecycle):
+    """The hearing node when audio:= asks for it, and the lifecycle manager over `lifecycle`
+    (and hearing, last)."""
+    from launch_ros.actions import LifecycleNode
+
+    audio = LaunchConfiguration('audio').perform(context).strip().lower()
+    actions = []
+    on = audio == 'true'
+    if audio == 'auto':
+        from maxim_perception.hearing.audio import input_devices
+        devices = input_devices()
+        on = bool(devices)
+        actions.append(LogInfo(msg=f'maxim: audio: microphone {devices[0]!r}' if on else
+                               'maxim: audio: no microphone found, the hearing node is not '
+                               'started (audio:=true starts it anyway)'))
+    if on:
+        actions.append(LifecycleNode(package='maxim_perception', executable='hearing_node',
+                                     name='hearing', **common))
+    actions.append(lifecycle_manager(list(lifecycle) + (['hearing'] if on else [])))
+    return actions

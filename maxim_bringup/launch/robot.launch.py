@@ -6,6 +6,7 @@ perception, memory, LLM and the mind.
     ros2 launch maxim_bringup robot.launch.py driver:=ros2_control
     ros2 launch maxim_bringup robot.launch.py driver:=ros2_control start_controllers:=false
     ros2 launch maxim_bringup robot.launch.py camera:=topic camera_topic:=/usb_cam/image_raw
+    ros2 launch maxim_bringup robot.launch.py audio:=false    # no ears (default: auto)
     ros2 launch maxim_bringup robot.launch.py params_file:=~/.maxim/robot_calibrated.yaml \
         urdf:=~/.maxim/robot_calibrated.urdf          # after ./maxim calibrate
 
@@ -41,8 +42,8 @@ from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (dds_profile_actions, launch_env, lifecycle_manager,  # noqa: E402
-                    node_kwargs, standard_arguments)
+from common import (audio_argument, dds_profile_actions, hearing_and_manager,  # noqa: E402
+                    launch_env, node_kwargs, standard_arguments)
 
 
 # Lifecycle nodes, in bring-up order (the manager takes them down in reverse).
@@ -224,5 +225,6 @@ def generate_launch_description():
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **yielding),
         Node(package='maxim_core', executable='agent_node', name='agent', **yielding),
-        lifecycle_manager(LIFECYCLE),
+        audio_argument('auto'),
+        OpaqueFunction(function=hearing_and_manager, args=[common, LIFECYCLE]),
     ])

@@ -1,7 +1,8 @@
 """The simulated head (MuJoCo) with the whole mind: `ros2 launch maxim_bringup sim.launch.py`.
 
-The same graph as `./maxim sim`, as separate processes. Watch it with
-`ros2 run maxim_bringup console_node` and rviz (`rviz2 -d $(ros2 pkg prefix
+The same graph as `./maxim sim`, as separate processes; `audio:=true` adds the hearing
+node (the microphone, or `hearing.source` in the params file), as `./maxim sim --voice` does.
+Watch it with `ros2 run maxim_bringup console_node` and rviz (`rviz2 -d $(ros2 pkg prefix
 maxim_bringup)/share/maxim_bringup/rviz/maxim.rviz`).
 """
 
@@ -9,7 +10,7 @@ import os
 import sys
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import LifecycleNode, Node
@@ -17,8 +18,8 @@ from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (dds_profile_actions, lifecycle_manager, node_kwargs,  # noqa: E402
-                    standard_arguments)
+from common import (audio_argument, dds_profile_actions, hearing_and_manager,  # noqa: E402
+                    node_kwargs, standard_arguments)
 
 
 # Lifecycle nodes, in bring-up order (the manager takes them down in reverse).
@@ -47,7 +48,8 @@ def generate_launch_description():
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **yielding),
         Node(package='maxim_core', executable='agent_node', name='agent', **yielding),
-        lifecycle_manager(LIFECYCLE),
+        audio_argument('false'),
+        OpaqueFunction(function=hearing_and_manager, args=[common, LIFECYCLE]),
         Node(package='robot_state_publisher', executable='robot_state_publisher',
              name='robot_state_publisher', namespace=LaunchConfiguration('namespace'),
              parameters=[{'robot_description': ParameterValue(

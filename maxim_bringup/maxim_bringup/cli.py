@@ -71,7 +71,8 @@ def _run(args) -> int:
         config = RunConfig(graph=args.command, params_file=args.params_file or '',
                            console=not args.no_console, duration_s=args.duration,
                            overrides=_parse_set(args.set), only=args.only or [],
-                           record=args.record, foxglove_port=args.foxglove)
+                           record=args.record, foxglove_port=args.foxglove,
+                           hear='voice' if args.voice else (args.hear or ''))
         if args.panel:
             from maxim_bringup.panel.run import run_with_panel
             return run_with_panel(config)
@@ -104,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument('--foxglove', nargs='?', type=int, const=8765, default=None,
                        metavar='PORT', help='serve the session live to Foxglove on '
                        'ws://127.0.0.1:PORT (default 8765)')
+        ears = p.add_mutually_exclusive_group()
+        ears.add_argument('--voice', action='store_true',
+                          help="talk to it: the machine's microphone in, replies spoken")
+        ears.add_argument('--hear', metavar='FILE.wav',
+                          help='play a recording in as a person speaking to the robot')
         p.set_defaults(func=_run)
     p = sub.add_parser('nodes', help='list the nodes of each graph')
     p.set_defaults(func=_nodes)

@@ -69,6 +69,17 @@ def format_percept(p: dict) -> str:
            f'salience {float(p.get("salience", 0.0)):.2f})[/]'
 
 
+def format_utterance(u: dict) -> str:
+    """What the ears heard, with the transcriber's confidence and what became of it."""
+    conf = float(u.get('confidence', 0.0))
+    if u.get('accepted'):
+        return f'[magenta]👂 heard[/] "{escape(_short(u.get("text", ""), 90))}" ' \
+               f'[dim](confidence {conf:.2f}, {escape(u.get("reason", ""))}, ' \
+               f'{float(u.get("latency_s", 0.0)):.1f} s)[/]'
+    return f'[dim]👂 not for me: "{escape(_short(u.get("text", ""), 70))}" ' \
+           f'(confidence {conf:.2f}, {escape(u.get("reason", ""))})[/]'
+
+
 def format_tool_result(r: dict) -> str:
     """An action and its outcome, or the block that stopped it."""
     call = r.get('call') or {}

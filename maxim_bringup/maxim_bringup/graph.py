@@ -46,12 +46,15 @@ NODES = {
     'llm': _spec('llm', 'maxim_core', 'llm_node', 'LLMNode', lifecycle=True, threads=4),
     'fear': _spec('fear', 'maxim_core', 'fear_node', 'FearNode', threads=3),
     'agent': _spec('agent', 'maxim_core', 'agent_node', 'AgentNode', threads=4),
+    'hearing': _spec('hearing', 'maxim_perception', 'hearing_node', 'HearingNode',
+                     lifecycle=True),
     'console': _spec('console', 'maxim_bringup', 'console_node', 'ConsoleNode'),
     'recorder': _spec('recorder', 'maxim_core', 'recorder_node', 'RecorderNode'),
 }
 
 # Which nodes make up each way of running. The console is added by the runner when a person
-# watches, the recorder with --record; launch files leave them to `ros2 run`.
+# watches, the recorder with --record, the ears and voice (hearing) with --voice or --hear;
+# launch files leave the console and the recorder to `ros2 run` and take `audio:=`.
 GRAPHS = {
     'sim': ['sim_head', 'attention', 'head_controller', 'memory', 'llm', 'fear', 'agent'],
     'robot': ['camera', 'attention', 'head_controller', 'memory', 'llm', 'fear', 'agent'],

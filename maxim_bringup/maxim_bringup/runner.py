@@ -52,6 +52,8 @@ class RunConfig:
     only: list = field(default_factory=list)       # restrict to these node names
     record: str = ''                  # MCAP file to record to; 'auto' = a dated file
     foxglove_port: int | None = None  # serve the recorded topics live to Foxglove on this port
+    hear: str = ''                    # the ears: 'voice' (microphone and speaker) or a
+    #                                   recording played in as a person (WAV/FLAC path)
     nice_others: int = 19             # the executor's and the renderer's threads yield to the
     #                                   model's (`yield_to_model`; env MAXIM_NICE_OTHERS). 19
     #                                   against 10: a sim cycle 1.15x the same alone against
@@ -126,6 +128,16 @@ def _on_sim_time(node) -> bool:
     return bool(source is not None and source.ros_time_is_active)
 
 
+def hearing_overrides(hear: str) -> dict:
+    """The hearing node's parameters for --voice ('voice': the machine's microphone, replies
+    spoken) or --hear FILE (a recording played in as a person speaking)."""
+    if hear == 'voice':
+        return {'source': 'microphone', 'voice.enabled': True}
+    if not os.path.isfile(hear):
+        raise StartupError(f'--hear {hear}: no such file (a WAV or FLAC recording)')
+    return {'source': 'file', 'file': os.path.abspath(hear)}
+
+
 class Runner:
     """Compose, start, spin and stop a graph of Maxim nodes in this process."""
 
@@ -138,6 +150,9 @@ class Runner:
         specs = graph(config.graph)
         if config.only:
             specs = [s for s in specs if s.name in config.only]
+        if config.hear:
+            specs.append(NODES['hearing'])
+            config.overrides.setdefault('hearing', {}).update(hearing_overrides(config.hear))
         if config.console:
             specs.append(NODES['console'])
         if config.record or config.foxglove_port is not None:

@@ -73,8 +73,21 @@ def test_launch_file_matches_graph_scripts_and_params(launch, graph, params):
     managed = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
                    and getattr(n.targets[0], 'id', '') == 'LIFECYCLE')
     assert managed == [n for n in GRAPHS[graph] if NODES[n].lifecycle]
-    assert [c.args[0].id for c in calls(tree, 'lifecycle_manager')] == ['LIFECYCLE']
+    # ... with the hearing node last when audio:= starts it (common.hearing_and_manager).
+    managers = [c for c in calls(tree, 'OpaqueFunction')
+                if getattr(kw_node(c, 'function'), 'id', '') == 'hearing_and_manager']
+    managed_args = [[a.id for a in kw_node(c, 'args').elts] for c in managers]
+    assert managed_args == [['common', 'LIFECYCLE']]
     assert 'lifecycle_manager' in console_scripts('maxim_bringup')
+    hearing = [c for c in calls(common, 'LifecycleNode')]
+    assert [(kw(c, 'package'), kw(c, 'executable'), kw(c, 'name')) for c in hearing] == [
+        (NODES['hearing'].package, NODES['hearing'].executable, 'hearing')]
+    assert NODES['hearing'].executable in console_scripts(NODES['hearing'].package)
+    assert 'hearing' in yaml_params, f'{params} has no key for node hearing'
+
+
+def kw_node(call, key):
+    return next((k.value for k in call.keywords if k.arg == key), None)
 
 
 def test_params_files_have_only_known_nodes():

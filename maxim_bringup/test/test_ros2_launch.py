@@ -921,3 +921,62 @@ def test_dynamixel_bus_and_a_camera_device_that_is_not_there(tmp_path):
         launch.close()
         bus.close()
         ros2(d, 'daemon', 'stop')
+
+
+def test_robot_with_ears_hears_a_recording_and_audio_auto_without_a_microphone(tmp_path):
+    """audio:=true starts the hearing node under the lifecycle manager (here with a recording
+    as its source): it comes up active with the others, what it hears goes out on
+    hearing/utterance and as a user Percept, and Ctrl-C ends it cleanly. audio:=auto on a
+    machine with no microphone says so in one line and starts no hearing node."""
+    import shutil as _shutil
+
+    from helpers.room import say_wav
+    from maxim_interfaces.msg import Percept, Utterance
+    from maxim_perception.hearing.audio import input_devices
+
+    if _shutil.which('espeak-ng') is None:
+        pytest.skip('espeak-ng makes the test speech')
+    wav = say_wav('Maxim, please look at the red ball.', tmp_path / 'ask.wav')
+    params = write_params(tmp_path / 'p.yaml', 'robot.yaml', tmp_path, 'I listen.', {
+        'camera': {'source': 'synthetic', 'width': 160, 'height': 120, 'fps': 5.0},
+        'head_controller': {'driver': 'dry_run'},
+        'hearing': {'source': 'file', 'file': wav, 'voice.enabled': False}})
+    d = domain(11)
+    launch = Launch('robot.launch.py', [f'params_file:={params}', 'audio:=true',
+                                        'robot_state_publisher:=false'], d,
+                    tmp_path / 'launch.log')
+    probe = Probe(d)
+    try:
+        heard = probe.watch('/hearing/utterance', Utterance, 10)
+        percepts = probe.watch('/percepts', Percept, 10)
+        want = expected('robot') | {'/hearing'}
+        assert probe.spin_until(lambda: want <= probe.nodes()), (
+            f'missing {want - probe.nodes()}\n{launch.output()}')
+        assert probe.spin_until(lambda: heard and any(
+            p.source_name == 'voice' for p in percepts)), launch.output()
+        assert 'red ball' in heard[0].text.lower() and heard[0].accepted
+        state = ros2(d, 'lifecycle', 'get', '/hearing', '--no-daemon')
+        assert state.stdout.startswith('active'), (state, launch.output())
+        seconds = launch.interrupt()
+        assert_clean_stop(launch, seconds, 'robot.launch.py audio:=true')
+    finally:
+        probe.close()
+        launch.close()
+        ros2(d, 'daemon', 'stop')
+    if input_devices():
+        return                  # audio:=auto would start the ears on this machine
+    d = domain(12)
+    launch = Launch('robot.launch.py', [f'params_file:={params}', 'audio:=auto',
+                                        'robot_state_publisher:=false'], d,
+                    tmp_path / 'launch-auto.log')
+    probe = Probe(d)
+    try:
+        assert probe.spin_until(lambda: expected('robot') <= probe.nodes()), launch.output()
+        assert 'no microphone found, the hearing node is not started' in launch.output()
+        assert '/hearing' not in probe.nodes()
+        seconds = launch.interrupt()
+        assert_clean_stop(launch, seconds, 'robot.launch.py audio:=auto')
+    finally:
+        probe.close()
+        launch.close()
+        ros2(d, 'daemon', 'stop')

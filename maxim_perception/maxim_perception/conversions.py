@@ -16,7 +16,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from maxim_interfaces.msg import AttentionState, Detection, Percept
+from maxim_interfaces.msg import AttentionState, Detection, Percept, Utterance
 from maxim_perception.attention.attention import (AttentionResult, MODE_IDLE, MODE_SCAN,
                                                   MODE_TRACK, PerceptSummary, Target)
 from maxim_perception.attention.detectors import KIND_COLOR, KIND_FACE, KIND_MOTION
@@ -355,6 +355,34 @@ def percept_to_msg(summary: PerceptSummary, percept_id: str, stamp: TimeMsg | No
     msg.novelty = float(summary.novelty)
     msg.salience = float(summary.salience)
     return msg
+
+
+def heard_to_msg(heard, percept_id: str = '', stamp: TimeMsg | None = None) -> Utterance:
+    """A hearing.listening.Heard as the Utterance message."""
+    msg = Utterance(text=heard.text, confidence=float(heard.confidence),
+                    no_speech=float(heard.no_speech), accepted=bool(heard.accepted),
+                    addressed=bool(heard.addressed), reason=heard.reason,
+                    barge_in=bool(heard.barge_in), duration_s=float(heard.duration_s),
+                    transcribe_s=float(heard.transcribe_s), latency_s=float(heard.latency_s),
+                    prompt=heard.prompt, percept_id=percept_id)
+    if stamp is not None:
+        msg.header.stamp = stamp
+    return msg
+
+
+def heard_to_percept(text: str, percept_id: str, stamp: TimeMsg | None = None) -> Percept:
+    """What a person said aloud as the Percept the agent hears: the same form as a typed
+    line (a person speaking is always salient and new), from source 'voice'."""
+    msg = Percept(percept_id=percept_id, source=Percept.SOURCE_USER, source_name='voice',
+                  narrative=f'The user says: "{text}"', salience=1.0, novelty=1.0)
+    if stamp is not None:
+        msg.header.stamp = stamp
+    return msg
+
+
+def detection_labels(msg: Percept) -> list[str]:
+    """The labels of what a vision percept holds, people first."""
+    return [d.label for d in list(msg.people) + list(msg.objects) if d.label]
 
 
 def attention_to_markers(result: AttentionResult, model: CameraModel,

@@ -183,3 +183,24 @@ def attention_health(fps: float, frames_received: int, frames_processed: int,
     if input_age_s > 2.0:
         return Health(WARN, f'no frame for {_fmt(input_age_s)} s', values)
     return Health(OK, f'processing at {_fmt(fps)} fps', values)
+
+
+def hearing_health(source: str, error: str, listening: bool, level_db: float,
+                   utterances: int, accepted: int, transcribe_s: float, latency_s: float,
+                   voice_error: str = '', model: str = '', ended: bool = False) -> Health:
+    """The ears: ERROR with the reason while no audio comes (no microphone, a device that
+    went away, a corrupt file, no model), WARN when the voice cannot speak, else OK with the
+    device (or a file read to its `ended`), the level and the transcription time."""
+    values = {'source': source or 'none', 'level_dbfs': f'{level_db:.1f}',
+              'utterances': str(utterances), 'accepted': str(accepted),
+              'transcribe_s': f'{transcribe_s:.2f}', 'latency_s': f'{latency_s:.2f}',
+              'model': model, 'voice_error': voice_error}
+    if error:
+        return Health(ERROR, error, values, source)
+    if voice_error:
+        return Health(WARN, f'the voice cannot speak: {voice_error}', values, source)
+    if not listening and ended:
+        return Health(OK, f'played to its end: {source}', values, source)
+    if not listening:
+        return Health(WARN, 'not listening', values, source)
+    return Health(OK, f'listening: {source}', values, source)

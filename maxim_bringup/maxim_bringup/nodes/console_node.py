@@ -12,7 +12,8 @@ from maxim_bringup.conversions import msg_to_dict
 from maxim_bringup.health import console_health
 from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_core.nodes.lifetime import run
-from maxim_interfaces.msg import IdleEvent, PainSignal, Percept, Thought, ToolResult
+from maxim_interfaces.msg import (IdleEvent, PainSignal, Percept, Thought, ToolResult,
+                                  Utterance)
 
 MAX_LINE = 2000     # characters of one printed line; the rest is counted, not printed
 
@@ -26,7 +27,7 @@ class ConsoleNode(Node):
     Subscriptions:
         thoughts (maxim_interfaces/Thought), percepts (maxim_interfaces/Percept),
         tool_results (maxim_interfaces/ToolResult), pain (maxim_interfaces/PainSignal),
-        idle (maxim_interfaces/IdleEvent)
+        idle (maxim_interfaces/IdleEvent), hearing/utterance (maxim_interfaces/Utterance)
     Publishers:
         diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: lines shown)
     """
@@ -48,6 +49,7 @@ class ConsoleNode(Node):
         self.create_subscription(ToolResult, 'tool_results', self._on_tool_result, qos)
         self.create_subscription(PainSignal, 'pain', self._on_pain, qos)
         self.create_subscription(IdleEvent, 'idle', self._on_idle, 10)
+        self.create_subscription(Utterance, 'hearing/utterance', self._on_utterance, qos)
         self.lines = 0
         self.diagnostics = Diagnostics(self, 'console', lambda: console_health(self.lines))
 
@@ -63,7 +65,8 @@ class ConsoleNode(Node):
         self._print(display.format_thought(msg_to_dict(msg)))
 
     def _on_percept(self, msg: Percept) -> None:
-        if not self._show_percepts or msg.salience < self._min_salience:
+        if not self._show_percepts or msg.salience < self._min_salience \
+                or msg.source_name == 'voice':       # shown as its hearing/utterance line
             return
         line = display.format_percept(msg_to_dict(msg))
         if line != self._last_percept:  # an unchanged scene is not news
@@ -75,6 +78,9 @@ class ConsoleNode(Node):
 
     def _on_pain(self, msg: PainSignal) -> None:
         self._print(display.format_pain(msg_to_dict(msg)))
+
+    def _on_utterance(self, msg: Utterance) -> None:
+        self._print(display.format_utterance(msg_to_dict(msg)))
 
     def _on_idle(self, msg: IdleEvent) -> None:
         self._print(display.format_idle(msg_to_dict(msg)))
