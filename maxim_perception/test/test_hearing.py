@@ -234,3 +234,39 @@ def test_a_voice_command_that_fails_is_one_line():
     out, rate = synthesize('espeak-ng --stdin --stdout', '--phonout=/tmp/x -f/etc/passwd')
     assert rate == 22050 and out.size > rate     # read aloud as text, not as options
     assert isinstance(out, np.ndarray)
+
+
+def test_a_source_that_goes_away_is_reported_and_opened_again(tmp_path, transcriber):
+    """A microphone that stops delivering (unplugged) raises AudioError from read: what was
+    said before is kept, the error is reported once, the source is opened again with
+    backoff, and speech after it is heard.
+    The device is played by a file of speech whose reader fails after its first second (no
+    real device can be unplugged here)."""
+    path = write_wav_path(tmp_path / 'ask.wav', mix(room_noise(4.0), speech(
+        'Please look at the red ball.', tmp_path), 0.5))
+    opened, errors, heard = [], [], []
+
+    class Unplugged(FileSource):
+        def read(self, timeout_s=0.5):
+            if len(opened) == 1 and self._pos > SAMPLE_RATE:
+                raise AudioError('microphone stopped delivering audio (unplugged)')
+            return super().read(timeout_s)
+
+    def open_source():
+        opened.append(time.monotonic())
+        return Unplugged(path, realtime=False)
+    listener = _listener(transcriber, heard, on_error=errors.append,
+                         vocabulary=Vocabulary(['red ball']))
+    listener.config.initial_backoff_s = 0.2
+    listener.start(open_source, retry=True)
+    try:
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline and len(heard) < 2:
+            time.sleep(0.1)
+    finally:
+        listener.stop()
+    assert errors == ['microphone stopped delivering audio (unplugged)']
+    assert len(opened) == 2
+    assert len(heard) == 2, heard
+    assert heard[0].text.lower().startswith('please')      # cut off by the unplugging
+    assert 'red ball' in heard[1].text.lower()

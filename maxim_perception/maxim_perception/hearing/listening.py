@@ -212,13 +212,16 @@ class Listener:
     def feed(self, chunk: Chunk) -> None:
         """Audio in (the reading thread, or a test): utterances that ended go to the queue."""
         for seg in self.segmenter.feed(chunk.samples, chunk.captured_at):
-            try:
-                self._idle.clear()
-                self._segments.put_nowait(seg)
-            except queue.Full:
-                self.stats.dropped_queue += 1
-                self._report(f'{self.stats.dropped_queue} utterances dropped: the transcriber '
-                             'is behind')
+            self._queue(seg)
+
+    def _queue(self, seg: Segment) -> None:
+        try:
+            self._idle.clear()
+            self._segments.put_nowait(seg)
+        except queue.Full:
+            self.stats.dropped_queue += 1
+            self._report(f'{self.stats.dropped_queue} utterances dropped: the transcriber '
+                         'is behind')
 
     def _report(self, line: str) -> None:
         self.stats.errors += 1
@@ -254,6 +257,9 @@ class Listener:
                         continue
                     self.feed(chunk)
             except AudioError as exc:
+                cut = self.segmenter.flush()     # what was said before the audio stopped
+                if cut is not None:
+                    self._queue(cut)
                 self._report(str(exc))
                 if not retry:
                     return

@@ -70,10 +70,14 @@ def bias_prompt(names: list[str], max_names: int = 24) -> str:
 
 
 class Transcriber:
-    """One loaded Whisper model. `transcribe` is not re-entrant: one worker calls it."""
+    """One loaded Whisper model. `transcribe` is not re-entrant: one worker calls it.
+
+    A beam of 5 is the default: on the speech bench it read 13.1% of words wrong against 16.5%
+    greedy, and no slower (greedy decoding falls back to sampling at higher temperatures
+    when its text looks unlikely, and decodes again)."""
 
     def __init__(self, model_dir: str = '', threads: int = 2, compute_type: str = 'int8',
-                 language: str = 'en', beam_size: int = 1):
+                 language: str = 'en', beam_size: int = 5):
         from faster_whisper import WhisperModel
         self.model_dir = check_model_dir(model_dir or default_model_dir())
         self.language = language or None

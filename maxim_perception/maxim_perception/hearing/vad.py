@@ -188,6 +188,18 @@ class Segmenter:
         self._pre.clear()
         self._run = 0
 
+    def flush(self) -> Segment | None:
+        """The audio stopped (a device went away): the utterance in progress ends here, with
+        what was heard of it; the next audio starts afresh."""
+        self._buffer = np.zeros(0, np.float32)
+        self._pre.clear()
+        self._run = 0
+        seg, self._open = self._open, None
+        if seg is None or seg.last_speech_s - seg.start_s < self.config.min_utterance_s:
+            return None
+        return Segment(np.concatenate(seg.frames), seg.start_s, seg.last_speech_s,
+                       seg.last_speech_at, seg.barge_in, seg.peak_db)
+
     def _continue(self, frame, level, speech, at) -> Segment | None:
         cfg = self.config
         seg = self._open

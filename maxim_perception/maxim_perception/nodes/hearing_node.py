@@ -49,7 +49,8 @@ class HearingNode(LifecycleNode):
         file_realtime (bool, true): play the file at its own pace.
         audio_topic (string, 'audio/in'): source topic (maxim_interfaces/AudioChunk).
         model_dir (string, ''): a faster-whisper model folder ('' the packaged tiny.en).
-        threads (int, 2), compute_type (string, 'int8'), language (string, 'en').
+        threads (int, 2), compute_type (string, 'int8'), language (string, 'en'),
+        beam_size (int, 5).
         vad.threshold (0.5), vad.end_silence_s (0.5), vad.pre_roll_s (0.3),
         vad.max_utterance_s (15.0), vad.barge_in_db (6.0): see hearing/vad.py.
         min_confidence (double, 0.35): utterances below are dropped.
@@ -92,6 +93,7 @@ class HearingNode(LifecycleNode):
                 ('model_dir', '', "faster-whisper model folder ('' the packaged tiny.en)"),
                 ('threads', 2, 'Transcriber threads'),
                 ('compute_type', 'int8', 'CTranslate2 compute type'),
+                ('beam_size', 5, 'Beam of the transcriber (1: greedy)'),
                 ('language', 'en', 'Spoken language'),
                 ('vad.threshold', 0.5, 'Speech probability of a speech frame'),
                 ('vad.end_silence_s', 0.5, 'Silence that ends an utterance'),
@@ -127,7 +129,7 @@ class HearingNode(LifecycleNode):
                 mode=p['addressing'], names=tuple(n.lower() for n in p['robot_names']),
                 reply_window_s=p['reply_window_s']))
             transcriber = Transcriber(p['model_dir'], p['threads'], p['compute_type'],
-                                      p['language'])
+                                      p['language'], p['beam_size'])
         except ValueError as exc:
             self.get_logger().error(f'hearing: {exc}')
             return TransitionCallbackReturn.FAILURE
