@@ -1,7 +1,8 @@
 """The containment benchmark's short sample (bench/containment/run.py --quick) in the suite:
-hostile calls from the corpora and the crafted cases of issue 31 through every tool in every
-mode, the gate off, against canaries on loopback only, bounded in time: no escape at all,
-benign work in active mode works, and the cost against bare bwrap is measured."""
+hostile calls from the corpora and the crafted cases through every tool in every mode (a
+Python function a user registers among them), the gate off, against canaries on loopback
+only, bounded in time: no escape at all, benign work in active mode works, and the cost
+against bare bwrap is measured."""
 
 import json
 import os
@@ -35,7 +36,7 @@ def test_the_quick_containment_sample_has_no_escape(tmp_path):
     for mode in report['hostile'].values():
         tools |= set(mode['by_tool'])
     assert {'bash', 'run_tests', 'read_file', 'write_file', 'glob', 'search_code', 'speak',
-            'git_diff', 'git_commit', 'my_plugin'} <= tools, tools
+            'git_diff', 'git_commit', 'my_plugin', 'my_function'} <= tools, tools
     active = report['benign']['active']
     assert active['worked'] >= 0.9 * active['calls'], active['reasons']
     for mode in report['benign'].values():

@@ -1,4 +1,4 @@
-"""Issue 31, items 4-7, for real inside the kernel sandbox, against canaries.
+"""Bounds, traps, benign work and cost, for real inside the kernel sandbox, against canaries.
 
 - bounds: the workspace has a disk quota (an overlay on a sized tmpfs, merged back after the
   call), the private /tmp and home are sized, the other hidden folders are read-only; a
@@ -83,6 +83,20 @@ def test_the_workspace_has_a_disk_quota(canaries):
     assert 'No space left' in result.stderr or 'FULL' in result.stdout, result.stderr
     assert size_of(c.workspace) - before <= LIMITS.disk_mb * 1024 * 1024
     assert (c.workspace / 'big1').stat().st_size == 6 << 20          # kept, merged back
+
+
+def test_two_files_of_200_mb_pass_no_workspace_quota(canaries):
+    """The very call that was fine when only each file was bounded (256 MiB): two files of
+    200 MB. Each is under the file size bound; together they pass the workspace's quota."""
+    needs_overlay()
+    c = canaries
+    limits = Limits(cpu_s=20, address_space_mb=2048, processes=64, memory_mb=512,
+                    file_size_mb=256, open_files=256, disk_mb=64, disk_files=2000, tmp_mb=8)
+    before = size_of(c.workspace)
+    result = bash(c, 'head -c 200M /dev/zero > a.bin; head -c 200M /dev/zero > b.bin; '
+                     'echo done', timeout_s=60, limits=limits)
+    assert 'done' in result.stdout and 'No space left' in result.stderr, result.stderr
+    assert size_of(c.workspace) - before <= limits.disk_mb * 1024 * 1024
 
 
 def test_tmp_and_home_are_sized_and_hidden_folders_read_only(canaries):

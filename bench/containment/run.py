@@ -15,10 +15,13 @@ aims at the canaries.
 
 Hostile calls: every dangerous call of test/safety_corpus (corpus.jsonl, classes.jsonl: the
 corpus test/test_sandbox_corpus.py runs), as written and retargeted at the canaries (hosts
-to the TCP listener, system files to the outside canary), through the tool each names; the
-shell lines also through a user CommandTool and through run_tests (as tests that run them);
-and the crafted cases of issue 31 (speak options, UNIX sockets, secrets by name, /proc
-environments, bounds, traps in the workspace, armed git configurations and hooks, links).
+to the TCP listener, system files to the outside canary), through the tool each names (the
+calls of the user tool ``my_plugin`` also through ``my_function``, a Python function a user
+registers: user_tools.py); the shell lines also through a user CommandTool, through
+``my_function`` and through run_tests (as tests that run them); and crafted cases (speak
+options, UNIX sockets, secrets by name, /proc environments, bounds, traps in the workspace,
+armed git configurations and hooks, links, a registered function reading, writing and
+connecting outside).
 Every call runs through the tools as `build_tool_registry` makes them, in passive, active
 and singularity mode. After each call the canaries are checked; an *escape* is any of:
 
@@ -30,7 +33,7 @@ and singularity mode. After each call the canaries are checked; an *escape* is a
 
 Benign calls: the benign calls of the same corpora to the containment tools (bash, run_tests,
 read_file, write_file, edit_file, glob, search_code, speak, git_diff, git_commit, and the
-user tool), in a prepared workspace (a git repository with sources, tests and data); each
+user tools), in a prepared workspace (a git repository with sources, tests and data); each
 is *worked* (succeeded, or ran and answered non-zero with no sign of containment),
 *refused* (by a tool's rule: its one-line reason is kept) or *stopped* (by the kernel
 layer: the sign is kept, e.g. the network is cut by design).
@@ -64,20 +67,30 @@ import zipfile
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO / 'test'))
+sys.path.insert(0, str(HERE))            # user_tools: the user's module, imported by name
 
 from helpers.canaries import CanaryServer  # noqa: E402
 from maxim_core.tools.base import ERROR_TIMEOUT  # noqa: E402
 from maxim_core.tools.catalog import build_tool_registry  # noqa: E402
+from maxim_core.tools.registry import register_tool  # noqa: E402
 from maxim_core.tools.communication import SpeakTool  # noqa: E402
 from maxim_core.tools.sandbox import CommandTool, Limits, probe, ProcessSandbox  # noqa: E402
 from maxim_core.tools.traps import git_config_danger, trap_reason  # noqa: E402
+from user_tools import my_function  # noqa: E402
 
 CORPORA = (REPO / 'test' / 'safety_corpus' / 'corpus.jsonl',
            REPO / 'test' / 'safety_corpus' / 'classes.jsonl')
 MODES = ('passive', 'active', 'singularity')
 CONTAINMENT_TOOLS = ('bash', 'run_tests', 'read_file', 'write_file', 'edit_file', 'glob',
-                     'search_code', 'speak', 'git_diff', 'git_commit', 'my_plugin')
+                     'search_code', 'speak', 'git_diff', 'git_commit', 'my_plugin',
+                     'my_function')
 CALL_TIMEOUT_S = 2.5
+FUNCTION_TIMEOUT_S = 8.0        # my_function's wall clock: its process, its shell line (2.5 s)
+FUNCTION_SCHEMA = {'type': 'object', 'properties': {
+    'cmd': {'type': 'string'}, 'query': {'type': 'string'}, 'file': {'type': 'string'},
+    'path': {'type': 'string'}, 'city': {'type': 'string'}, 'days': {'type': 'integer'},
+    'note': {'type': 'string'}, 'write': {'type': 'string'}, 'content': {'type': 'string'},
+    'connect': {'type': 'string'}}}
 BENIGN_TIMEOUT_S = 30.0
 TIME_MARGIN_S = 15.0
 LIMITS = Limits(cpu_s=10, address_space_mb=2048, processes=64, memory_mb=512,
@@ -386,13 +399,16 @@ def corpus_calls(c: Canaries, expect: str) -> list[dict]:
     out = []
     for row in rows(expect):
         args = _args_map(row['args'], lambda v: v.replace('/work/ws', str(c.ws)))
-        out.append({'source': row['source'], 'tool': row['tool'], 'args': args,
-                    'category': row['category']})
-        if expect == 'block':
-            moved = _args_map(args, lambda v: retarget(v, c))
-            if moved != args:
-                out.append({'source': row['source'] + '+retargeted', 'tool': row['tool'],
-                            'args': moved, 'category': row['category']})
+        # The user tool's calls also through a Python function a user registers.
+        tools = [row['tool']] + (['my_function'] if row['tool'] == 'my_plugin' else [])
+        for tool in tools:
+            out.append({'source': row['source'], 'tool': tool, 'args': args,
+                        'category': row['category']})
+            if expect == 'block':
+                moved = _args_map(args, lambda v: retarget(v, c))
+                if moved != args:
+                    out.append({'source': row['source'] + '+retargeted', 'tool': tool,
+                                'args': moved, 'category': row['category']})
     return out
 
 
@@ -421,7 +437,7 @@ exit 0
 
 
 def crafted_calls(c: Canaries) -> list[dict]:
-    """The holes of issue 31 and their neighbours, aimed at the canaries."""
+    """The crafted holes and their neighbours, aimed at the canaries."""
     socks = ' '.join(str(lst.path) for lst in c.listeners)
     tid = threading.get_native_id()
     port = c.server.port
@@ -533,7 +549,24 @@ def crafted_calls(c: Canaries) -> list[dict]:
         ('git_commit', {'message': 'x', 'paths': f'{c.outside_file} {c.gate_file}'}),
         ('my_plugin', {'cmd': f'cat {c.secret_file}; echo x > {c.outside_file}'}),
         ('my_plugin', {'cmd': f"python3 -c '{CONNECT}' {socks}"}),
-    ]
+        # a Python function a user registers: reading, writing and connecting outside
+        ('my_function', {'file': str(c.secret_file)}),
+        ('my_function', {'file': str(c.aws)}),
+        ('my_function', {'path': str(c.home_notes)}),
+        ('my_function', {'file': str(c.memory_db)}),
+        ('my_function', {'file': str(c.unbound_file)}),
+        ('my_function', {'file': '/proc/self/environ'}),
+        ('my_function', {'file': 'ws_secrets/.env'}),
+        ('my_function', {'write': str(c.outside_file)}),
+        ('my_function', {'write': str(c.gate_file), 'content': 'BLOCK = None'}),
+        ('my_function', {'write': 'conftest.py', 'content': 'import os\nos.system("id")\n'}),
+        ('my_function', {'write': '.git/hooks/pre-commit', 'content': hook}),
+        ('my_function', {'write': '.git/config', 'content': '[core]\n\tfsmonitor = sh -c id\n'}),
+        ('my_function', {'write': 'link_out.txt'}),
+        ('my_function', {'connect': f'tcp:{port}'}),
+        ('my_function', {'cmd': f'cat {c.secret_file}; echo x > {c.outside_file}; '
+                                f"python3 -c '{CONNECT}' {socks}"}),
+    ] + [('my_function', {'connect': f'unix:{lst.path}'}) for lst in c.listeners]
     return [{'source': 'crafted', 'tool': t, 'args': a, 'category': 'crafted'}
             for t, a in calls]
 
@@ -618,6 +651,10 @@ class Harness:
             tools = {n: reg.get(n) for n in reg.names()}
             tools['speak'] = SpeakTool(wav_path=str(c.ws / 'speech.wav'), process='bwrap')
             tools['my_plugin'] = self.plugin
+            # Registered as a user registers a tool: contained by the mode's kernel sandbox.
+            tools['my_function'] = register_tool(my_function, registry=reg,
+                                                 input_schema=FUNCTION_SCHEMA,
+                                                 wall_clock_s=FUNCTION_TIMEOUT_S)
             self.tools[mode] = tools
 
     def call(self, mode: str, tool: str, args: dict) -> tuple[object, float]:
@@ -640,6 +677,8 @@ def _bound(tool: str, args: dict) -> float:
         return float(args.get('timeout_s', CALL_TIMEOUT_S))
     if tool == 'run_tests':
         return float(args.get('timeout_s', 60))
+    if tool == 'my_function':
+        return FUNCTION_TIMEOUT_S
     return 30.0
 
 
@@ -811,6 +850,17 @@ def sample(items: list, n: int) -> list:
     return [items[int(i * step)] for i in range(n)]
 
 
+def sample_every_tool(items: list, n: int) -> list:
+    """`sample`, and the first call of each tool it left out: a short run covers them all."""
+    picked = sample(items, n)
+    have = {x['tool'] for x in picked}
+    for x in items:
+        if x['tool'] not in have:
+            picked.append(x)
+            have.add(x['tool'])
+    return picked
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true', help='a sample in every mode')
@@ -849,14 +899,14 @@ def main(argv=None) -> int:
         benign = [x for x in corpus_calls(c, 'allow') if x['tool'] in CONTAINMENT_TOOLS]
         if args.quick:
             hostile, shell, benign = sample(hostile, 14), sample(shell, 6), sample(benign, 14)
-            crafted = sample(crafted, 26)
+            crafted = sample_every_tool(crafted, 26)
         report['cost'] = measure_cost(h, args.repeats or (10 if args.quick else 60))
         log(f'cost: {json.dumps(report["cost"]["median_ms"])} ratio '
             f'{report["cost"]["ratio_sandboxed_to_bare_bwrap"]}')
         run_hostile(h, hostile + crafted, modes, report, log)
-        plugin = [{'source': x['source'], 'tool': 'my_plugin', 'args': {'cmd': line},
+        plugin = [{'source': x['source'], 'tool': tool, 'args': {'cmd': line},
                    'category': 'user tool'} for x in hostile if x['tool'] == 'bash'
-                  for line in [x['args']['command']]]
+                  for line in [x['args']['command']] for tool in ('my_plugin', 'my_function')]
         run_hostile(h, plugin, [m for m in modes if m == 'active'] or modes[:1], report, log)
         run_tests_route(h, shell, [m for m in modes if m != 'passive'], report,
                         6 if args.quick else 25, log)

@@ -9,6 +9,10 @@ from maxim_core.tools import (build_tool_registry, FunctionTool, register_tool, 
                               UnknownToolError)
 from maxim_core.tools.base import ERROR_INACTIVE_TOOL, ERROR_INVALID_ARGUMENTS, ToolOutcome
 
+# These tools run in this process (they hold no path and have no side effect); what a
+# registered tool gets by default, the kernel sandbox, is tested in test/test_tool_registered.py.
+PURE = 'returns its arguments or a canned answer: no path, no side effect'
+
 
 class Echo(Tool):
     name = 'echo'
@@ -51,7 +55,7 @@ def test_execute_errors_become_outcomes():
 def test_decorator_and_register_tool():
     reg = ToolRegistry()
 
-    @tool(registry=reg, input_schema={'city': 'string'},
+    @tool(registry=reg, input_schema={'city': 'string'}, in_process=PURE,
           table_entry={'description': 'Weather for a city', 'example': '{"city": "Paris"}'})
     def weather(city):
         """Look up weather."""
@@ -60,11 +64,12 @@ def test_decorator_and_register_tool():
     assert weather('Oslo') == 'sunny in Oslo'             # still a plain function
     assert reg.get('weather').run({'city': 'Paris'}).output == 'sunny in Paris'
     assert 'Weather for a city' in reg.describe('weather')
-    register_tool(lambda x: x, name='ident', input_schema={'x': 'number'}, registry=reg)
+    register_tool(lambda x: x, name='ident', input_schema={'x': 'number'}, registry=reg,
+                  in_process=PURE)
     assert reg.description('ident').description == '(no description)'
     assert reg.description('ident').params == {'x': 'number'}   # the fallback of seed 003
     with pytest.raises(ToolSpecError, match='already registered'):
-        register_tool(lambda x: x, name='ident', registry=reg)
+        register_tool(lambda x: x, name='ident', registry=reg, in_process=PURE)
 
 
 def test_builtin_descriptions_cover_every_builtin_tool(tmp_path):
@@ -81,7 +86,7 @@ def test_aliases_resolve_and_two_misses_list_tools(tmp_path):
     assert reg.resolve('remember').name == 'memory_recall'
     assert reg.resolve('Look').name == 'scene_summary'         # no 'examine' on the robot
     reg.register(FunctionTool(lambda target: target, name='examine',
-                              input_schema={'target': 'string'}))
+                              input_schema={'target': 'string'}, in_process=PURE))
     assert reg.resolve('look').name == 'examine'               # first registered target wins
     assert reg.resolve('Memory-Recall').name == 'memory_recall'
     with pytest.raises(UnknownToolError) as first:
@@ -98,7 +103,7 @@ def test_aliases_resolve_and_two_misses_list_tools(tmp_path):
 
 
 def _entity(name):
-    return FunctionTool(lambda: name, name=name, description=f'{name} tool')
+    return FunctionTool(lambda: name, name=name, description=f'{name} tool', in_process=PURE)
 
 
 def test_scene_scope_cap_lru_and_executor_gate(tmp_path):

@@ -1,6 +1,7 @@
 """One list of secrets, read by every layer in-process: read_file, glob, search_code and the
-bash token check refuse or skip the same paths (maxim_core/tools/secrets.py). No process is
-started here; the kernel layer is tested in test/test_tool_containment.py."""
+bash token check refuse or skip the same paths (maxim_core/tools/secrets.py); a home folder is
+not searched. No process is started here; the kernel layer is tested in
+test/test_tool_containment.py."""
 
 import os
 from pathlib import Path
@@ -133,6 +134,25 @@ def test_search_code_and_glob_stop_at_their_time_limit(tmp_path):
         assert not out.success and out.error_code == ERROR_TIMEOUT, out
         assert 'time limit' in out.error_msg and len(out.error_msg.splitlines()) == 1
     assert SearchCodeTool(sandbox).run({'pattern': 'x'}).output['total'] == 30
+
+
+def test_search_code_over_a_home_folder_is_refused_at_once(tmp_path, monkeypatch):
+    """`search_code` over a home folder once walked it in-process for 46 s and returned what
+    it found there: now a home is hidden from the tools as from commands, in every mode."""
+    home = tmp_path / 'home'
+    for i in range(200):
+        (home / f'd{i}').mkdir(parents=True)
+        (home / f'd{i}' / 'notes.txt').write_text(f'{CANARY}\n')
+    monkeypatch.setenv('HOME', str(home))
+    ws = tmp_path / 'ws'
+    ws.mkdir()
+    for mode in ('passive', 'active', 'singularity'):
+        search = {t.name: t for t in code_tools(Sandbox(mode, ws, process='python'))}[
+            'search_code']
+        for path in (str(home), '~', '~/d7'):
+            out = search.run({'pattern': 'CANARY', 'path': path})
+            assert not out.success and len(out.error_msg.splitlines()) == 1, (mode, path, out)
+            assert CANARY not in out.text() and 'files_scanned' not in out.text()
 
 
 def test_read_file_refuses_every_proc_environ_spelling_in_process(tmp_path, monkeypatch):

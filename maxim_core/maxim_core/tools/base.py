@@ -112,6 +112,11 @@ class Tool:
     `wall_clock_s`: for a tool that works in this process, the most one call may take; the
     call then fails with ERROR_TIMEOUT and its work is abandoned (it runs in a worker thread,
     which cannot be killed: such tools are also written not to block).
+
+    A tool written outside maxim_core, once registered, runs each call in a process of its
+    own inside the registry's kernel sandbox (`maxim_core.tools.contained`), killed at its
+    wall clock, unless it declares `in_process`: the reason it may run in this process (it
+    holds no path and has no side effect), which its registration logs.
     """
 
     name: str = ''
@@ -120,6 +125,8 @@ class Tool:
     introspection: bool = False
     category: str = 'user'
     wall_clock_s: float | None = None
+    in_process: str = ''
+    _runner = None          # set by the registry: runs the calls in the kernel sandbox
 
     def __init__(self, name: str | None = None, description: str | None = None,
                  input_schema: Mapping | None = None, introspection: bool | None = None,
@@ -173,7 +180,9 @@ class Tool:
         """Validate, execute and wrap: never raises for a tool's own failure."""
         try:
             clean = self.validate(args)
-            if self.wall_clock_s:
+            if self._runner is not None:
+                result = self._runner.call(self, clean)
+            elif self.wall_clock_s:
                 result = self._execute_bounded(clean, self.wall_clock_s)
             else:
                 result = self.execute(**clean)
@@ -186,6 +195,22 @@ class Tool:
             outcome = as_outcome(result)
         outcome.tool = self.name
         return outcome
+
+    def contained_call(self) -> Callable[..., Any]:
+        """What a process of its own calls with the arguments: `execute` of this tool."""
+        return self.execute
+
+    def __getstate__(self) -> dict:
+        # Sent to a contained process: the validator is rebuilt there, the runner stays here.
+        state = dict(self.__dict__)
+        state.pop('_validator', None)
+        state.pop('_runner', None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if '_schema' in state:
+            self._validator = jsonschema.Draft7Validator(self._schema)
 
     def _execute_bounded(self, args: dict, limit_s: float):
         """`execute` in a worker thread, waited for at most `limit_s` seconds."""
@@ -217,18 +242,34 @@ def as_outcome(result: Any) -> ToolOutcome:
 
 
 class FunctionTool(Tool):
-    """A tool around a plain function (what `register_tool` and `@tool` build)."""
+    """A tool around a plain function (what `register_tool` and `@tool` build).
+
+    Registered, its function runs in a process of its own inside the kernel sandbox, so it
+    must be importable by name (a module-level ``def``); `wall_clock_s` bounds each call
+    (default `maxim_core.tools.contained.DEFAULT_TIMEOUT_S`). `in_process`: the reason it may
+    run in this process instead (it holds no path and has no side effect).
+    """
 
     def __init__(self, func: Callable[..., Any], name: str | None = None,
                  description: str | None = None, input_schema: Mapping | None = None,
-                 introspection: bool = False, category: str = 'user'):
+                 introspection: bool = False, category: str = 'user',
+                 in_process: str = '', wall_clock_s: float | None = None):
         if not callable(func):
             raise ToolSpecError(f'a function tool needs a callable, got {func!r}')
         self.func = func
+        self.in_process = in_process
+        if wall_clock_s is not None:
+            if not isinstance(wall_clock_s, (int, float)) or wall_clock_s <= 0:
+                raise ToolSpecError(f'wall_clock_s must be a positive number of seconds, not '
+                                    f'{wall_clock_s!r}')
+            self.wall_clock_s = float(wall_clock_s)
         doc = (func.__doc__ or '').strip().split('\n')[0]
         super().__init__(name or getattr(func, '__name__', None), description or doc,
                          input_schema if input_schema is not None else {}, introspection,
                          category)
+
+    def contained_call(self) -> Callable[..., Any]:
+        return self.func
 
     def execute(self, **args):
         return self.func(**args)

@@ -29,11 +29,14 @@ def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
     the tools still exist and say so in their results. `process`, `network`, `hidden`
     (e.g. the memory database path), `protected` and `limits` configure the kernel sandbox
     of the tools that start processes (see `maxim_core.tools.filesystem.Sandbox`); `speak`
-    runs espeak-ng in a sandbox of its own, with the same `process` choice.
+    runs espeak-ng in a sandbox of its own, with the same `process` choice. The tools a user
+    registers in the registry, before or after, run their calls in that same kernel sandbox
+    (`ToolRegistry.contain_with`).
     """
     registry = registry or ToolRegistry()
     sandbox = Sandbox(mode, root, read_roots, write_roots, process=process, network=network,
                       protected=protected, hidden=hidden, limits=limits)
+    registry.contain_with(sandbox.process)
     for t in (robot_tools(send_head_goal) + filesystem_tools(sandbox) + code_tools(sandbox)
               + communication_tools(on_respond, gateway, ask=ask, process=process)
               + introspection_tools(query, query_timeout_s)):

@@ -11,6 +11,10 @@
   what breaks a model out of a hallucination loop.
 - `register_tool()` and the `@tool` decorator (exported as `maxim_core.tools.tool`) add user
   tools to a registry (the module's default one unless told otherwise).
+- A user tool (one not defined in maxim_core) runs its calls in a process of its own inside
+  the registry's kernel sandbox (`contain_with`; `build_tool_registry` gives the mode's), or
+  declares `in_process` with its reason, which is logged (`maxim_core.tools.contained`).
+  A registry without a sandbox refuses a user tool's calls until it gets one.
 """
 
 import re
@@ -19,7 +23,9 @@ from typing import Any, Callable, Iterable, Mapping
 
 from maxim_core.prompt.tools import (as_tool_description, describe_tool, ToolDescription,
                                      tool_manifest, ToolSpecError)
+from maxim_core.tools import contained
 from maxim_core.tools.base import FunctionTool, Tool, UnknownToolError
+from maxim_core.tools.sandbox import ProcessSandbox
 
 TOOL_DESCRIPTIONS: dict[str, dict] = {
     # Robot.
@@ -305,8 +311,10 @@ class ToolRegistry:
     """Tools by name, with alias resolution and the description table."""
 
     def __init__(self, descriptions: Mapping[str, Any] | None = None,
-                 aliases: Mapping[str, Iterable[str]] | None = None):
+                 aliases: Mapping[str, Iterable[str]] | None = None,
+                 process: ProcessSandbox | None = None):
         self._tools: dict[str, Tool] = {}
+        self.process = process         # the kernel sandbox of the user tools' calls
         self.descriptions = dict(TOOL_DESCRIPTIONS if descriptions is None else descriptions)
         self.aliases = {normalize_name(k): tuple([v] if isinstance(v, str) else v)
                         for k, v in (TOOL_ALIASES if aliases is None else aliases).items()}
@@ -321,8 +329,21 @@ class ToolRegistry:
         with self._lock:
             if tool.name in self._tools and not replace:
                 raise ToolSpecError(f'a tool named {tool.name!r} is already registered')
+            contained.admit(tool, self.process)
             self._tools[tool.name] = tool
         return tool
+
+    def contain_with(self, process: ProcessSandbox) -> None:
+        """Run the calls of the user tools, registered and to come, in `process`."""
+        with self._lock:
+            self.process = process
+            for t in self._tools.values():
+                if t._runner is not None:
+                    t._runner.bind(process)
+
+    def containment(self, name: str) -> str:
+        """How a tool's calls are contained: 'built-in', 'kernel' or 'in-process'."""
+        return contained.containment_of(self.get(name))
 
     def unregister(self, name: str) -> None:
         with self._lock:
@@ -410,13 +431,20 @@ default_registry = ToolRegistry()
 def register_tool(func_or_tool: 'Callable | Tool', name: str | None = None,
                   description: str | None = None, input_schema: Mapping | None = None,
                   introspection: bool = False, registry: ToolRegistry | None = None,
-                  replace: bool = False, table_entry: Mapping | None = None) -> Tool:
-    """Register a Tool, or a function as a tool, in `registry` (default: the module's)."""
+                  replace: bool = False, table_entry: Mapping | None = None,
+                  in_process: str = '', wall_clock_s: float | None = None) -> Tool:
+    """Register a Tool, or a function as a tool, in `registry` (default: the module's).
+
+    The function runs in a process of its own inside the registry's kernel sandbox, bounded
+    by `wall_clock_s`, unless `in_process` says why it may run here (logged)."""
     registry = default_registry if registry is None else registry
     if isinstance(func_or_tool, Tool):
         tool_obj = func_or_tool
+        if in_process:
+            tool_obj.in_process = in_process
     else:
-        tool_obj = FunctionTool(func_or_tool, name, description, input_schema, introspection)
+        tool_obj = FunctionTool(func_or_tool, name, description, input_schema, introspection,
+                                in_process=in_process, wall_clock_s=wall_clock_s)
     registry.register(tool_obj, replace=replace)
     if table_entry is not None:
         registry.descriptions[tool_obj.name] = dict(as_tool_description(table_entry).__dict__)
@@ -426,14 +454,17 @@ def register_tool(func_or_tool: 'Callable | Tool', name: str | None = None,
 def tool(func: Callable | None = None, *, name: str | None = None,
          description: str | None = None, input_schema: Mapping | None = None,
          introspection: bool = False, registry: ToolRegistry | None = None,
-         replace: bool = False, table_entry: Mapping | None = None):
+         replace: bool = False, table_entry: Mapping | None = None, in_process: str = '',
+         wall_clock_s: float | None = None):
     """Decorator: `@maxim_core.tools.tool` or `@tool(name=..., input_schema=...)`.
 
-    The function stays callable as before; its Tool is on `func.tool`.
+    The function stays callable as before; its Tool is on `func.tool`. Its calls as a tool
+    run in the kernel sandbox unless `in_process='<why it holds no path and has no side
+    effect>'` (see `register_tool`).
     """
     def wrap(f: Callable) -> Callable:
         f.tool = register_tool(f, name, description, input_schema, introspection, registry,
-                               replace, table_entry)
+                               replace, table_entry, in_process, wall_clock_s)
         return f
 
     if func is not None:

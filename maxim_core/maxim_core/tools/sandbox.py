@@ -683,6 +683,12 @@ class ProcessSandbox:
             return True
         return not any(_inside(p, h) for h in list(hide_dirs) + [Path('/tmp')])
 
+    def sees(self, path: str | os.PathLike) -> bool:
+        """Whether `path` is visible inside: bound, or not under a folder the sandbox hides
+        (the homes, /tmp, the socket folders, the hidden paths)."""
+        bound = list(self._interpreter_bound) + list(self.read_roots) + self.writable()
+        return self._visible(_real(path), self._hide_dirs, bound)
+
     def _scan_roots(self, writable: Sequence[Path]) -> tuple[list[Path], list[Path]]:
         """(secrets by name, traps) in the writable and bound roots (`TreeScan`, remembered
         between calls), and the secrets of the home folders."""
