@@ -1,9 +1,7 @@
 """The hearing node: what a person says aloud becomes a user Percept, the way a typed line
-does, and the robot's replies are spoken. The work is in maxim_perception.hearing; this node
-translates parameters and messages."""
+does, and the robot's replies are spoken. The work is in maxim_perception.hearing (ears.py
+composes it from the parameters); this node translates parameters and messages."""
 
-import json
-import threading
 import time
 import uuid
 
@@ -12,15 +10,11 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from maxim_interfaces.msg import AudioChunk, Percept, ToolResult, Utterance
-from maxim_perception.conversions import (detection_labels, heard_to_msg, heard_to_percept)
+from maxim_perception.conversions import detection_labels, heard_to_msg, heard_to_percept
 from maxim_perception.health import hearing_health, not_ready
-from maxim_perception.hearing.audio import (AudioError, FileSource, MicrophoneSource,
-                                            pcm16_to_float, QueueSource)
-from maxim_perception.hearing.listening import (AddressConfig, Addressing, Listener,
-                                                ListenerConfig, Vocabulary)
-from maxim_perception.hearing.transcriber import ModelNotFound, Transcriber
-from maxim_perception.hearing.vad import Segmenter, VadConfig
-from maxim_perception.hearing.voice import DEFAULT_COMMAND, Voice
+from maxim_perception.hearing import ears
+from maxim_perception.hearing.audio import pcm16_to_float, QueueSource
+from maxim_perception.hearing.transcriber import ModelNotFound
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.nodes.lifetime import run
 
@@ -28,9 +22,6 @@ from maxim_perception.nodes.lifetime import run
 # few seconds of 32 ms blocks while the executor is busy: a lost block is a lost word.
 AUDIO = QoSProfile(depth=200, history=HistoryPolicy.KEEP_LAST,
                    reliability=ReliabilityPolicy.BEST_EFFORT)
-
-SOURCES = ('microphone', 'file', 'topic')
-SPEAK = ('heard', 'always', 'never')
 
 
 class HearingNode(LifecycleNode):
@@ -42,24 +33,22 @@ class HearingNode(LifecycleNode):
     at once, for graphs composed by hand; the launch files and the runner leave that to the
     lifecycle manager.
 
-    Parameters:
+    Parameters (hearing/ears.py PARAMETERS, all read-only):
         source (string, 'microphone'): microphone | file | topic.
         device (string, ''): the microphone ('' default, an index or a name part).
-        file (string, ''): source file: a WAV or FLAC recording, played in as a person.
-        file_realtime (bool, true): play the file at its own pace.
+        file (string, ''), file_realtime (bool, true): source file, a WAV or FLAC recording.
         audio_topic (string, 'audio/in'): source topic (maxim_interfaces/AudioChunk).
         model_dir (string, ''): a faster-whisper model folder ('' the packaged tiny.en).
-        threads (int, 2), compute_type (string, 'int8'), language (string, 'en'),
-        beam_size (int, 5).
+        threads (2), compute_type ('int8'), beam_size (5), language ('en').
         vad.threshold (0.5), vad.end_silence_s (0.5), vad.pre_roll_s (0.3),
         vad.max_utterance_s (15.0), vad.barge_in_db (6.0): see hearing/vad.py.
         min_confidence (double, 0.35): utterances below are dropped.
         addressing (string, 'auto'): auto | always | name (hearing/listening.py).
         robot_names (string[], ['maxim']), reply_window_s (double, 8.0).
         vocabulary (string[], []): names always given to the transcriber.
-        voice.enabled (bool, false), voice.command (string, espeak-ng), voice.device
-        (string, ''), voice.tail_s (double, 0.4), voice.speak (string, 'heard': replies
-        within voice.heard_window_s of a heard utterance; always; never).
+        voice.enabled (false), voice.command (espeak-ng), voice.device (''), voice.tail_s
+        (0.4), voice.speak ('heard': replies within voice.heard_window_s, 60, of a heard
+        utterance; always; never).
     Subscriptions: percepts (what is in view, what people said: the transcriber's names),
         tool_results (replies to speak), <audio_topic> (source topic; best effort, 200
         blocks deep).
@@ -69,14 +58,14 @@ class HearingNode(LifecycleNode):
 
     def __init__(self, autostart: bool = True, **kwargs):
         super().__init__('hearing', **kwargs)
-        self.p = self._declare()
-        self.listener: Listener | None = None
-        self.voice: Voice | None = None
+        self.p = {name: self.declare_parameter(
+            name, default, ParameterDescriptor(description=text, read_only=True)).value
+            for name, default, text in ears.PARAMETERS}
+        self.ears: ears.Ears | None = None
         self.queue_source: QueueSource | None = None
         self.model_error = ''
         self.heard_at = -1e9
         self._subs = []
-        self._lock = threading.Lock()
         self.utterance_pub = self.create_publisher(Utterance, 'hearing/utterance', 10)
         self.percept_pub = self.create_publisher(Percept, 'percepts', 10)
         self.diagnostics = Diagnostics(self, 'hearing', self.health,
@@ -84,112 +73,56 @@ class HearingNode(LifecycleNode):
         if autostart and self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
             self.trigger_activate()
 
-    def _declare(self) -> dict:
-        spec = [('source', 'microphone', f'Audio from: {" | ".join(SOURCES)}'),
-                ('device', '', "Microphone: '' default, an index or a name part"),
-                ('file', '', 'Source file: a WAV or FLAC recording'),
-                ('file_realtime', True, 'Play the file at its own pace'),
-                ('audio_topic', 'audio/in', 'Source topic (maxim_interfaces/AudioChunk)'),
-                ('model_dir', '', "faster-whisper model folder ('' the packaged tiny.en)"),
-                ('threads', 2, 'Transcriber threads'),
-                ('compute_type', 'int8', 'CTranslate2 compute type'),
-                ('beam_size', 5, 'Beam of the transcriber (1: greedy)'),
-                ('language', 'en', 'Spoken language'),
-                ('vad.threshold', 0.5, 'Speech probability of a speech frame'),
-                ('vad.end_silence_s', 0.5, 'Silence that ends an utterance'),
-                ('vad.pre_roll_s', 0.3, 'Audio kept from before speech starts'),
-                ('vad.max_utterance_s', 15.0, 'Longest utterance'),
-                ('vad.barge_in_db', 6.0, 'Louder than the echo by this: barge-in'),
-                ('min_confidence', 0.35, 'Utterances below are dropped'),
-                ('addressing', 'auto', 'auto | always | name'),
-                ('robot_names', ['maxim'], 'Names the robot answers to'),
-                ('reply_window_s', 8.0, 'After the robot spoke, words answer it'),
-                ('vocabulary', [''], 'Names always given to the transcriber'),
-                ('voice.enabled', False, 'Speak replies'),
-                ('voice.command', DEFAULT_COMMAND, 'TTS: text on stdin, WAV on stdout'),
-                ('voice.device', '', "Speaker: '' default, an index or a name part"),
-                ('voice.tail_s', 0.4, 'The ears stay gated this long after speech'),
-                ('voice.speak', 'heard', f'Which replies are spoken: {" | ".join(SPEAK)}'),
-                ('voice.heard_window_s', 60.0, "'heard': a reply this soon after speech"),
-                ('diagnostics_period_s', 1.0, 'Diagnostics period')]
-        return {name: self.declare_parameter(
-            name, default, ParameterDescriptor(description=text, read_only=True)).value
-            for name, default, text in spec}
+    @property
+    def listener(self):
+        return self.ears.listener if self.ears else None
+
+    @property
+    def voice(self):
+        return self.ears.voice if self.ears else None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def on_configure(self, state) -> TransitionCallbackReturn:
-        p = self.p
-        if p['source'] not in SOURCES or p['voice.speak'] not in SPEAK:
-            self.get_logger().error(f'hearing: source must be one of {SOURCES} and voice.speak '
-                                    f'one of {SPEAK}, got {p["source"]!r}, '
-                                    f'{p["voice.speak"]!r}')
+        log = self.get_logger()
+        problem = ears.check(self.p)
+        if problem:
+            log.error(f'hearing: {problem}')
             return TransitionCallbackReturn.FAILURE
         try:
-            addressing = Addressing(AddressConfig(
-                mode=p['addressing'], names=tuple(n.lower() for n in p['robot_names']),
-                reply_window_s=p['reply_window_s']))
-            transcriber = Transcriber(p['model_dir'], p['threads'], p['compute_type'],
-                                      p['language'], p['beam_size'])
-        except ValueError as exc:
-            self.get_logger().error(f'hearing: {exc}')
-            return TransitionCallbackReturn.FAILURE
+            self.ears = ears.build(
+                self.p, self._on_heard, lambda line: log.error(f'hearing: {line}'),
+                lambda line: log.error(f'hearing: voice: {line}'))
         except ModelNotFound as exc:
             self.model_error = str(exc)
-            self.get_logger().error(f'hearing: not listening: {exc}')
+            log.error(f'hearing: not listening: {exc}')
             return TransitionCallbackReturn.SUCCESS
-        if p['voice.enabled']:
-            from maxim_perception.hearing.voice import PortAudioPlayer
-            self.voice = Voice(p['voice.command'], PortAudioPlayer(p['voice.device']),
-                               p['voice.tail_s'], on_error=self._voice_error)
-        vad = VadConfig(threshold=p['vad.threshold'], end_silence_s=p['vad.end_silence_s'],
-                        pre_roll_s=p['vad.pre_roll_s'], max_utterance_s=p['vad.max_utterance_s'],
-                        barge_in_db=p['vad.barge_in_db'])
-        voice = self.voice
-        segmenter = Segmenter(vad, gated=voice.speaking if voice else None,
-                              on_barge_in=voice.stop if voice else None)
-        self.listener = Listener(
-            segmenter, transcriber, addressing,
-            # The robot's own names are always in the prompt: "Maxim", not "max in".
-            Vocabulary([n.title() for n in p['robot_names'] if n]
-                       + [v for v in p['vocabulary'] if v]),
-            ListenerConfig(min_confidence=p['min_confidence']), on_heard=self._on_heard,
-            on_error=lambda line: self.get_logger().error(f'hearing: {line}'),
-            spoken=(lambda: voice.recent()) if voice else None)
-        self.get_logger().info(f'hearing: model {transcriber.model_dir}, source {p["source"]}'
-                               f'{", voice " + p["voice.command"] if voice else ""}')
+        voice = f', voice {self.p["voice.command"]}' if self.voice else ''
+        log.info(f'hearing: model {self.listener.transcriber.model_dir}, source '
+                 f'{self.p["source"]}{voice}')
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
         self._subs = [self.create_subscription(Percept, 'percepts', self._on_percept, 10),
                       self.create_subscription(ToolResult, 'tool_results', self._on_result, 10)]
-        if self.listener is not None:
+        if self.ears is not None:
             if self.p['source'] == 'topic':
                 self.queue_source = QueueSource(self.resolve_topic_name(self.p['audio_topic']))
                 self._subs.append(self.create_subscription(
                     AudioChunk, self.p['audio_topic'], self._on_audio, AUDIO))
             if self.voice is not None:
                 self.voice.start()
-            self.listener.start(self._open_source, retry=self.p['source'] != 'file')
+            self.listener.start(lambda: ears.open_source(self.p, self.queue_source),
+                                retry=self.p['source'] != 'file')
         return super().on_activate(state)
-
-    def _open_source(self):
-        p = self.p
-        if p['source'] == 'file':
-            if not p['file']:
-                raise AudioError('source file: set hearing.file to a WAV or FLAC recording')
-            return FileSource(p['file'], realtime=p['file_realtime'])
-        if p['source'] == 'topic':
-            return self.queue_source
-        return MicrophoneSource(p['device'])
 
     def _stop(self) -> None:
         for sub in self._subs:
             self.destroy_subscription(sub)
         self._subs = []
-        if self.listener is not None:
+        if self.ears is not None:
             self.listener.stop()
-        if self.voice is not None:
-            self.voice.close()
+            if self.voice is not None:
+                self.voice.close()
 
     def on_deactivate(self, state) -> TransitionCallbackReturn:
         self._stop()
@@ -197,7 +130,7 @@ class HearingNode(LifecycleNode):
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
         self._stop()
-        self.listener = self.voice = None
+        self.ears = None
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state) -> TransitionCallbackReturn:
@@ -215,7 +148,7 @@ class HearingNode(LifecycleNode):
                                f'{heard.text!r}')
 
     def _on_percept(self, msg: Percept) -> None:
-        if self.listener is None or msg.source_name == 'voice':
+        if self.ears is None or msg.source_name == 'voice':
             return
         now = time.monotonic()
         if msg.source == Percept.SOURCE_VISION:
@@ -226,18 +159,13 @@ class HearingNode(LifecycleNode):
             self.listener.vocabulary.said(msg.narrative, now)
 
     def _on_result(self, msg: ToolResult) -> None:
-        if msg.call.tool_name != 'respond' or not msg.success or self.listener is None:
-            return
-        try:
-            text = str(json.loads(msg.call.arguments_json or '{}').get('text', ''))
-        except (ValueError, AttributeError):
+        text = ears.reply_to_speak(msg.call.tool_name, msg.success, msg.call.arguments_json)
+        if not text or self.ears is None:
             return
         now = time.monotonic()
         self.listener.addressing.robot_spoke_at = now
         self.listener.vocabulary.said(text, now)
-        speak = self.p['voice.speak']
-        if self.voice is not None and (speak == 'always' or (
-                speak == 'heard' and now - self.heard_at <= self.p['voice.heard_window_s'])):
+        if self.voice is not None and ears.speaks(self.p, now, self.heard_at):
             self.voice.say(text)
 
     def _on_audio(self, msg: AudioChunk) -> None:
@@ -254,14 +182,11 @@ class HearingNode(LifecycleNode):
                 -1, msg.channels)
         self.queue_source.push(samples, int(msg.sample_rate))
 
-    def _voice_error(self, line: str) -> None:
-        self.get_logger().error(f'hearing: voice: {line}')
-
     def health(self):
         listener = self.listener
-        if listener is None and not self.model_error:
-            return not_ready('speech model')
         if listener is None:
+            if not self.model_error:
+                return not_ready('speech model')
             return hearing_health(self.p['source'], self.model_error, False, -120.0, 0, 0,
                                   0.0, 0.0)
         s = listener.stats
