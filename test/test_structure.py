@@ -121,15 +121,3 @@ def test_the_agent_node_only_translates():
                         '_idle_retrieve', '_drive_state', '_ask', 'thought_to_msg'}
     assert 'json' not in {a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
                           for a in n.names}
-
-
-def test_every_package_has_the_same_node_lifetime():
-    """nodes/lifetime.py (how a node process starts and stops) is one file in three copies,
-    since core, memory and perception never import each other (maxim_bringup, which composes
-    them, uses maxim_core's): the copies must not drift apart."""
-    texts = set()
-    for package in ('maxim_core', 'maxim_memory', 'maxim_perception'):
-        with open(os.path.join(WS, package, package, 'nodes', 'lifetime.py'),
-                  encoding='utf-8') as f:
-            texts.add(f.read())
-    assert len(texts) == 1

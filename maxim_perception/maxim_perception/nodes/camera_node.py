@@ -11,6 +11,7 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
+from maxim_common.lifetime import run
 from maxim_perception.camera import (camera_info_topic, CameraStatus, choose_compressed,
                                      COMPRESSED_TYPE, IMAGE_TYPE, OpenCVCamera,
                                      parse_compressed, ReconnectingCamera, resolve_source,
@@ -23,7 +24,6 @@ from maxim_perception.conversions import (camera_info_to_msg, check_image,
 from maxim_perception.health import (camera_health, ERROR, Health, missed_periods, not_ready,
                                      RateMeter, topic_camera_health)
 from maxim_perception.nodes.diagnostics import Diagnostics
-from maxim_perception.nodes.lifetime import run
 from maxim_perception.qos import SENSOR
 from maxim_perception.throttle import LogThrottle
 

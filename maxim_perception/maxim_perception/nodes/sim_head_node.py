@@ -12,12 +12,12 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 
+from maxim_common.lifetime import run
 from maxim_perception.health import Health, not_ready, RateMeter, sim_head_health
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, SENSOR
 from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
 from maxim_perception.throttle import LogThrottle
-from maxim_perception.nodes.lifetime import run
 
 # joint_states: reliable, so robot_state_publisher and rviz (reliable subscribers) hear it.
 JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
