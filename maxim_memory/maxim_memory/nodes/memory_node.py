@@ -10,6 +10,7 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_srvs.srv import Trigger
 
 from maxim_common.lifetime import run
+from maxim_common.throttle import LogThrottle
 from maxim_interfaces.msg import Episode, MemoryUpdate, PainSignal
 from maxim_memory import conversions as conv
 from maxim_memory.embedding import EmbedderError, make_embedder
@@ -20,7 +21,6 @@ from maxim_memory.nodes.memory_params import descriptor, PARAMS, read_config
 from maxim_memory.nodes.queries import SERVICES
 from maxim_memory.qos import EVENTS
 from maxim_memory.store import StoreError, StoreFault
-from maxim_memory.throttle import LogThrottle
 
 
 class _RosLogHandler(logging.Handler):

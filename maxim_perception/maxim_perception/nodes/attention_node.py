@@ -16,6 +16,7 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from visualization_msgs.msg import MarkerArray
 
 from maxim_common.lifetime import run
+from maxim_common.throttle import LogThrottle
 from maxim_interfaces.msg import AttentionState, Percept
 from maxim_interfaces.srv import SceneSummary
 from maxim_perception.attention.attention import (AttentionConfig, AttentionCore,
@@ -31,7 +32,6 @@ from maxim_perception.head.pose_history import PoseHistory
 from maxim_perception.health import attention_health, Health, RateMeter
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import LATCHED, SENSOR, SENSOR_LATEST
-from maxim_perception.throttle import LogThrottle
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 
 from maxim_common.lifetime import run
+from maxim_common.throttle import LogThrottle
 from maxim_perception.health import Health, not_ready, RateMeter, sim_head_health
 from maxim_perception.nodes.diagnostics import Diagnostics
 from maxim_perception.qos import COMMANDS, SENSOR
 from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
-from maxim_perception.throttle import LogThrottle
 
 # joint_states: reliable, so robot_state_publisher and rviz (reliable subscribers) hear it.
 JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
