@@ -55,7 +55,7 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
     from maxim_bringup.runner import Runner, RunConfig
     from maxim_perception.conversions import compressed_to_bgr
     from maxim_perception.nodes.sim_head_node import SimHeadNode
-    from maxim_perception.qos import SENSOR
+    from maxim_common.qos import SENSOR
 
     out = Console(record=True, width=120, color_system=None)
     runner = Runner(RunConfig(graph='robot', params_file=_params(tmp_path), console=True,

@@ -11,6 +11,7 @@ from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor
 
 from maxim_common.lifetime import run
+from maxim_common.qos import EVENTS, LATCHED
 from maxim_core import conversions as conv
 from maxim_core.deliberation.choice import ChoiceConfig
 from maxim_core.deliberation.cycles import DeliberationConfig
@@ -22,7 +23,6 @@ from maxim_core.nodes.agent_events import AgentEvents, Interaction
 from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
 from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_core.nodes.params import declare_idle, declare_string_array
-from maxim_core.qos import EVENTS, LATCHED
 from maxim_core.tools import sandbox
 from maxim_interfaces.msg import Episode, HeadState, PainSignal, Percept, ToolCall
 from maxim_interfaces.srv import EnergyStatus, SubmitTask

@@ -10,6 +10,7 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_srvs.srv import Trigger
 
 from maxim_common.lifetime import run
+from maxim_common.qos import EVENTS
 from maxim_common.throttle import LogThrottle
 from maxim_interfaces.msg import Episode, MemoryUpdate, PainSignal
 from maxim_memory import conversions as conv
@@ -19,7 +20,6 @@ from maxim_memory.hub import memory_size, MemoryHub, QueryError, to_plain, Unava
 from maxim_memory.nodes.diagnostics import Diagnostics
 from maxim_memory.nodes.memory_params import descriptor, PARAMS, read_config
 from maxim_memory.nodes.queries import SERVICES
-from maxim_memory.qos import EVENTS
 from maxim_memory.store import StoreError, StoreFault
 
 

@@ -16,6 +16,7 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from visualization_msgs.msg import MarkerArray
 
 from maxim_common.lifetime import run
+from maxim_common.qos import LATCHED, SENSOR, SENSOR_LATEST
 from maxim_common.throttle import LogThrottle
 from maxim_interfaces.msg import AttentionState, Percept
 from maxim_interfaces.srv import SceneSummary
@@ -31,7 +32,6 @@ from maxim_perception.conversions import (attention_to_markers, attention_to_msg
 from maxim_perception.head.pose_history import PoseHistory
 from maxim_perception.health import attention_health, Health, RateMeter
 from maxim_perception.nodes.diagnostics import Diagnostics
-from maxim_perception.qos import LATCHED, SENSOR, SENSOR_LATEST
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
 from maxim_common.lifetime import run
+from maxim_common.qos import SENSOR
 from maxim_common.throttle import LogThrottle
 from maxim_perception.camera import (camera_info_topic, CameraStatus, choose_compressed,
                                      COMPRESSED_TYPE, IMAGE_TYPE, OpenCVCamera,
@@ -25,7 +26,6 @@ from maxim_perception.conversions import (camera_info_to_msg, check_image,
 from maxim_perception.health import (camera_health, ERROR, Health, missed_periods, not_ready,
                                      RateMeter, topic_camera_health)
 from maxim_perception.nodes.diagnostics import Diagnostics
-from maxim_perception.qos import SENSOR
 
 # The topics this node publishes (the ones attention and the recorder read).
 IMAGE_OUT = 'camera/image_raw'

@@ -14,6 +14,7 @@ from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
 
 from maxim_common.lifetime import run
+from maxim_common.qos import COMMANDS, EVENTS, LATCHED, SENSOR
 from maxim_common.throttle import LogThrottle
 from maxim_interfaces.msg import AttentionState, HeadGoal, HeadState, PainSignal
 from maxim_perception.conversions import (controller_command_to_msg, stamp_error,
@@ -28,7 +29,6 @@ from maxim_perception.head.ros2_control import (ControllerCommand, FORWARD_POSIT
                                                 Ros2ControlConfig, Ros2ControlDriver)
 from maxim_perception.health import driver_health, Health, not_ready
 from maxim_perception.nodes.diagnostics import Diagnostics
-from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
 
 JOINTS = ('head_pan_joint', 'head_tilt_joint')
 # Goals that follow attention's targets (and so act on each new attention state at once).
