@@ -10,8 +10,8 @@ from rich.console import Console
 from maxim_bringup import display
 from maxim_bringup.conversions import msg_to_dict
 from maxim_bringup.health import console_health
+from maxim_common.diagnostics import Diagnostics
 from maxim_common.lifetime import run
-from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_interfaces.msg import IdleEvent, PainSignal, Percept, Thought, ToolResult
 
 MAX_LINE = 2000     # characters of one printed line; the rest is counted, not printed

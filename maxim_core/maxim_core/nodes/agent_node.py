@@ -10,18 +10,19 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor
 
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health
 from maxim_common.lifetime import run
 from maxim_common.qos import EVENTS, LATCHED
 from maxim_core import conversions as conv
 from maxim_core.deliberation.choice import ChoiceConfig
 from maxim_core.deliberation.cycles import DeliberationConfig
-from maxim_core.health import agent_health, Health
+from maxim_core.health import agent_health
 from maxim_core.idle.tasks import TaskError, TaskNotFound
 from maxim_core.mind import DEFAULT_ACTIVE, Mind, MindConfig
 from maxim_core.nodes.agent_deliberate import DeliberateServer
 from maxim_core.nodes.agent_events import AgentEvents, Interaction
 from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
-from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_core.nodes.params import declare_idle, declare_string_array
 from maxim_core.tools import sandbox
 from maxim_interfaces.msg import Episode, HeadState, PainSignal, Percept, ToolCall

@@ -9,16 +9,17 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import ParameterDescriptor
 
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health
 from maxim_common.lifetime import run
 from maxim_core.conversions import (completion_to_result, error_to_result, goal_to_request,
                                     tokenize_to_response)
-from maxim_core.health import Health, llm_health
+from maxim_core.health import llm_health
 from maxim_core.llm.backend import LLMError, load_script, ScriptedBackend, TIMEOUT
 from maxim_core.llm.llama import LlamaCppBackend
 from maxim_core.llm.model import ModelFileError, resolve_model
 from maxim_core.llm.queue import RequestQueue
 from maxim_core.llm.trace import JsonlTrace
-from maxim_core.nodes.diagnostics import Diagnostics
 from maxim_interfaces.action import Generate
 from maxim_interfaces.srv import Tokenize
 

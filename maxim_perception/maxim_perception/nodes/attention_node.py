@@ -15,6 +15,8 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from visualization_msgs.msg import MarkerArray
 
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health
 from maxim_common.lifetime import run
 from maxim_common.qos import LATCHED, SENSOR, SENSOR_LATEST
 from maxim_common.throttle import LogThrottle
@@ -30,8 +32,7 @@ from maxim_perception.conversions import (attention_to_markers, attention_to_msg
                                           msg_to_camera_model, percept_to_msg,
                                           stamp_to_seconds, target_dict_to_msg)
 from maxim_perception.head.pose_history import PoseHistory
-from maxim_perception.health import attention_health, Health, RateMeter
-from maxim_perception.nodes.diagnostics import Diagnostics
+from maxim_perception.health import attention_health, RateMeter
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import ERROR, Health, not_ready
 from maxim_common.lifetime import run
 from maxim_common.qos import SENSOR
 from maxim_common.throttle import LogThrottle
@@ -23,9 +25,7 @@ from maxim_perception.conversions import (camera_info_to_msg, check_image,
                                           compressed_to_image_msg, image_to_msg, MalformedImage,
                                           stamp_error, stamp_to_seconds, UnsupportedEncoding,
                                           YUV422_ENCODINGS, yuv422_to_image_msg)
-from maxim_perception.health import (camera_health, ERROR, Health, missed_periods, not_ready,
-                                     RateMeter, topic_camera_health)
-from maxim_perception.nodes.diagnostics import Diagnostics
+from maxim_perception.health import camera_health, missed_periods, RateMeter, topic_camera_health
 
 # The topics this node publishes (the ones attention and the recorder read).
 IMAGE_OUT = 'camera/image_raw'

@@ -13,6 +13,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
 
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health, not_ready
 from maxim_common.lifetime import run
 from maxim_common.qos import COMMANDS, EVENTS, LATCHED, SENSOR
 from maxim_common.throttle import LogThrottle
@@ -27,8 +29,7 @@ from maxim_perception.head.dynamixel import DynamixelDriver, DynamixelJoint
 from maxim_perception.head.motion import MotionModel
 from maxim_perception.head.ros2_control import (ControllerCommand, FORWARD_POSITION,
                                                 Ros2ControlConfig, Ros2ControlDriver)
-from maxim_perception.health import driver_health, Health, not_ready
-from maxim_perception.nodes.diagnostics import Diagnostics
+from maxim_perception.health import driver_health
 
 JOINTS = ('head_pan_joint', 'head_tilt_joint')
 # Goals that follow attention's targets (and so act on each new attention state at once).

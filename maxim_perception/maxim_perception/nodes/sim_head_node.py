@@ -12,11 +12,12 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health, not_ready
 from maxim_common.lifetime import run
 from maxim_common.qos import COMMANDS, SENSOR
 from maxim_common.throttle import LogThrottle
-from maxim_perception.health import Health, not_ready, RateMeter, sim_head_health
-from maxim_perception.nodes.diagnostics import Diagnostics
+from maxim_perception.health import RateMeter, sim_head_health
 from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
 
 # joint_states: reliable, so robot_state_publisher and rviz (reliable subscribers) hear it.
