@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
+from maxim_common.conversions import stamp_to_seconds
 from maxim_interfaces.msg import (CausalLink, Concept, Episode, EpisodeSummary,
                                   MemoryUpdate, OutcomePrediction, PainSignal, Relationship,
                                   Rhythm)
@@ -44,10 +44,6 @@ def json_object(text: str, field: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConversionError(f'{field} must be a JSON object, not {type(value).__name__}')
     return value
-
-
-def stamp_to_seconds(stamp) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def msg_to_episode(msg: Episode, now: float) -> EpisodicMemory:

@@ -81,10 +81,6 @@ def time_msg(seconds: float) -> TimeMsg:
     return TimeMsg(sec=sec, nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
 
 
-def stamp_to_seconds(stamp: TimeMsg) -> float:
-    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
-
-
 def stamp_error(stamp: TimeMsg) -> str:
     """Why a header stamp is no time at all ('' when it is one): a negative second or a
     nanosecond field past 999,999,999 (rclpy's Time.from_msg raises on both)."""

@@ -10,6 +10,7 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor
 
+from maxim_common.conversions import stamp_to_seconds
 from maxim_common.diagnostics import Diagnostics
 from maxim_common.health import Health
 from maxim_common.lifetime import run
@@ -181,7 +182,7 @@ class AgentNode(Node):
         if all(isinstance(v, float) and math.isfinite(v) for v in head):
             self._head = head              # a non-finite reading is no position
             self._head_state = (msg.pan_velocity, msg.tilt_velocity,
-                                msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
+                                stamp_to_seconds(msg.header.stamp))
             self.mind.joint_state(*head)
 
     def _on_pain(self, msg: PainSignal) -> None:
