@@ -17,7 +17,8 @@ import uuid
 import pytest
 
 from helpers.canaries import CanaryServer, Canaries
-from maxim_core.tools.base import ERROR_TIMEOUT, ERROR_UNAVAILABLE, ToolError
+from maxim_common.errors import ERROR_TIMEOUT, ERROR_UNAVAILABLE
+from maxim_core.tools.base import ToolError
 from maxim_core.tools.code import code_tools
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox
 from maxim_core.tools.sandbox import (Limits, own_paths, probe, ProcessSandbox,

@@ -66,7 +66,7 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO / 'test'))
 
 from helpers.canaries import CanaryServer  # noqa: E402
-from maxim_core.tools.base import ERROR_TIMEOUT  # noqa: E402
+from maxim_common.errors import ERROR_TIMEOUT  # noqa: E402
 from maxim_core.tools.catalog import build_tool_registry  # noqa: E402
 from maxim_core.tools.communication import SpeakTool  # noqa: E402
 from maxim_core.tools.sandbox import CommandTool, Limits, probe, ProcessSandbox  # noqa: E402
