@@ -8,7 +8,8 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export MUJOCO_GL="${MUJOCO_GL:-egl}"
 
 echo '== lint (flake8: 99 columns, single quotes)'
-if ! python -m flake8 maxim_core maxim_memory maxim_perception maxim_bringup test bench scripts; then
+if ! python -m flake8 maxim_common maxim_core maxim_memory maxim_perception maxim_bringup \
+    test bench scripts; then
   echo 'lint failed' >&2
   exit 1
 fi

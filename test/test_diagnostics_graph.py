@@ -56,7 +56,7 @@ def test_every_node_reports_and_maxim_check_reads_them(tmp_path):
     from maxim_bringup.runner import Runner, RunConfig
     from maxim_perception.conversions import compressed_to_bgr
     from maxim_perception.nodes.sim_head_node import SimHeadNode
-    from maxim_perception.qos import SENSOR
+    from maxim_common.qos import SENSOR
 
     from helpers.room import say_wav
 

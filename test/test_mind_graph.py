@@ -96,3 +96,32 @@ def test_a_question_to_the_person_goes_out_and_the_answer_comes_back(tmp_path):
         ('Which ball should I follow?', [])]
     assert result.success and result.call.tool_name == 'request_interaction'
     assert 'the red one' in result.output and episode.success
+
+
+def test_a_graph_closed_while_the_llm_generates_ends_the_goal_first(tmp_path, capsys):
+    """Closing the graph while the llm node generates: the goal ends, its result set, before
+    the executor shuts down. A result set on a shut-down executor fails inside rclpy's own
+    done callbacks, in a task nobody reads ('The following exception was never retrieved'
+    when it is collected)."""
+    import gc
+    import threading
+    import time
+
+    from maxim_core.llm.backend import ScriptedBackend
+    generating = threading.Event()
+
+    def slow(prompt):
+        generating.set()
+        time.sleep(3.0)                # an answer that outlasts the close
+        return decision('I keep watching.')
+
+    g = Graph(tmp_path, backend=ScriptedBackend(slow), tools=['move', 'respond'])
+    try:
+        g.say('Hello robot, look here.')
+        assert generating.wait(60.0), 'the llm node never started generating'
+        time.sleep(1.0)                # the agent asks for the goal's result meanwhile
+    finally:
+        g.close()
+    del g
+    gc.collect()
+    assert 'never retrieved' not in capsys.readouterr().err

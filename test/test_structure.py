@@ -1,5 +1,6 @@
-"""The shape of the code: packages that never import each other, no import circles, one
-mind composed once, and a node that only translates.
+"""The shape of the code: packages that never import each other but share maxim_common, no
+import circles, pure parts that stay free of ROS, one mind composed once, and a node that only
+translates.
 
 Every import counts, at module level or inside a function: a lazy import still ties two
 modules together."""
@@ -10,7 +11,11 @@ import os
 import pytest
 
 WS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ('maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup')
+PACKAGES = ('maxim_common', 'maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup')
+# The modules of maxim_common that import no rclpy and no message package: a pure core may use
+# them and stays pure.
+PURE_COMMON = {'maxim_common', 'maxim_common.conversions', 'maxim_common.errors',
+               'maxim_common.health', 'maxim_common.throttle'}
 
 
 def modules(package):
@@ -60,11 +65,41 @@ def edges(mod):
     return out
 
 
+def ros_names(names):
+    """The names among `names` that are ROS: rclpy and message packages."""
+    ros = ('rclpy', 'builtin_interfaces', 'maxim_interfaces')
+    return {n for n in names if n.split('.')[0] in ros
+            or n.split('.')[0].endswith(('_msgs', '_srvs', '_interfaces'))}
+
+
 @pytest.mark.parametrize('package', ('maxim_core', 'maxim_memory', 'maxim_perception'))
 def test_the_three_packages_never_import_each_other(package):
-    others = {p for p in PACKAGES if p != package}
+    # maxim_common is what they share; the other three and maxim_bringup are out of bounds.
+    others = {p for p in PACKAGES if p not in (package, 'maxim_common')}
     bad = sorted((m, n) for m in GRAPH if m.split('.')[0] == package
                  for n in GRAPH[m] if n.split('.')[0] in others)
+    assert bad == []
+
+
+def test_maxim_common_imports_no_other_maxim_package():
+    mods = [m for m in GRAPH if m.split('.')[0] == 'maxim_common']
+    assert 'maxim_common.lifetime' in mods
+    bad = sorted((m, n) for m in mods for n in GRAPH[m]
+                 if n.split('.')[0].startswith('maxim') and n.split('.')[0] != 'maxim_common')
+    assert bad == []
+
+
+def test_the_pure_parts_of_maxim_common_import_no_ros():
+    assert PURE_COMMON <= set(GRAPH)
+    assert {m: ros_names(GRAPH[m]) for m in sorted(PURE_COMMON) if ros_names(GRAPH[m])} == {}
+
+
+def test_a_module_free_of_ros_stays_free_through_maxim_common():
+    """A module that imports no rclpy and no messages (a core, a health builder, a driver
+    that only formats commands) takes from maxim_common only its pure modules."""
+    bad = sorted((m, n) for m in GRAPH if not ros_names(GRAPH[m])
+                 for n in edges(m) if n.split('.')[0] == 'maxim_common'
+                 and n not in PURE_COMMON)
     assert bad == []
 
 
@@ -121,15 +156,3 @@ def test_the_agent_node_only_translates():
                         '_idle_retrieve', '_drive_state', '_ask', 'thought_to_msg'}
     assert 'json' not in {a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
                           for a in n.names}
-
-
-def test_every_package_has_the_same_node_lifetime():
-    """nodes/lifetime.py (how a node process starts and stops) is one file in three copies,
-    since core, memory and perception never import each other (maxim_bringup, which composes
-    them, uses maxim_core's): the copies must not drift apart."""
-    texts = set()
-    for package in ('maxim_core', 'maxim_memory', 'maxim_perception'):
-        with open(os.path.join(WS, package, package, 'nodes', 'lifetime.py'),
-                  encoding='utf-8') as f:
-            texts.add(f.read())
-    assert len(texts) == 1

@@ -24,7 +24,7 @@ import time
 import pytest
 
 from helpers.canaries import CanaryServer, Canaries, TEST_LIMITS
-from maxim_core.tools.base import ERROR_TIMEOUT
+from maxim_common.errors import ERROR_TIMEOUT
 from maxim_core.tools.code import code_tools, RunTestsTool, SearchCodeTool
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox
 from maxim_core.tools.sandbox import Limits, probe

@@ -23,7 +23,7 @@ import tempfile
 import pytest
 
 from helpers.canaries import CanaryServer, Canaries
-from maxim_core.tools.base import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
+from maxim_common.errors import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
 from maxim_core.tools.communication import SpeakTool
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox
 

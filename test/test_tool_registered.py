@@ -30,7 +30,7 @@ import pytest
 from helpers.canaries import CanaryServer, Canaries, TEST_LIMITS
 from maxim_core.prompt.tools import ToolSpecError
 from maxim_core.tools import build_tool_registry, FunctionTool, register_tool, ToolRegistry
-from maxim_core.tools.base import ERROR_BLOCKED, ERROR_TIMEOUT, ERROR_UNAVAILABLE
+from maxim_common.errors import ERROR_BLOCKED, ERROR_TIMEOUT, ERROR_UNAVAILABLE
 from maxim_core.tools.contained import containment_of
 
 PLAIN = '''"""A user's tools, written as a person would: plain Python, no import of maxim."""
@@ -98,7 +98,8 @@ def sleepy(seconds):
 '''
 
 WITH_MAXIM = '''"""A user's Tool subclass, and a function that answers with maxim's errors."""
-from maxim_core.tools.base import ERROR_BLOCKED, Tool, ToolError, ToolOutcome
+from maxim_common.errors import ERROR_BLOCKED
+from maxim_core.tools.base import Tool, ToolError, ToolOutcome
 
 
 class FindWord(Tool):

@@ -17,7 +17,8 @@ import uuid
 import pytest
 
 from helpers.canaries import CanaryServer, Canaries
-from maxim_core.tools.base import ERROR_TIMEOUT, ERROR_UNAVAILABLE, ToolError
+from maxim_common.errors import ERROR_TIMEOUT, ERROR_UNAVAILABLE
+from maxim_core.tools.base import ToolError
 from maxim_core.tools.code import code_tools
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox
 from maxim_core.tools.sandbox import (Limits, own_paths, probe, ProcessSandbox,
@@ -226,7 +227,8 @@ def test_own_checkout_as_workspace_keeps_the_mind_read_only():
     args = sb.bwrap_args(probe(), repo)
     ro = {args[i + 1] for i, a in enumerate(args) if a == '--ro-bind'}
     assert args[args.index('--bind') + 1] == str(repo)
-    for own in ('maxim_core', 'maxim_memory', 'maxim_bringup', 'scripts', 'conftest.py'):
+    for own in ('maxim_common', 'maxim_core', 'maxim_memory', 'maxim_bringup', 'scripts',
+                'conftest.py'):
         assert str((repo / own).resolve()) in ro, own
     venv = Path(sys.prefix).resolve()
     assert str(venv) in ro or repo not in venv.parents

@@ -70,7 +70,7 @@ sys.path.insert(0, str(REPO / 'test'))
 sys.path.insert(0, str(HERE))            # user_tools: the user's module, imported by name
 
 from helpers.canaries import CanaryServer  # noqa: E402
-from maxim_core.tools.base import ERROR_TIMEOUT  # noqa: E402
+from maxim_common.errors import ERROR_TIMEOUT  # noqa: E402
 from maxim_core.tools.catalog import build_tool_registry  # noqa: E402
 from maxim_core.tools.registry import register_tool  # noqa: E402
 from maxim_core.tools.communication import SpeakTool  # noqa: E402

@@ -50,7 +50,7 @@ def _run_window(rate_hz: float, seconds: float) -> dict:
 
     from maxim_interfaces.msg import AttentionState
     from maxim_perception.nodes.head_controller_node import HeadControllerNode
-    from maxim_perception.qos import COMMANDS
+    from maxim_common.qos import COMMANDS
 
     ctx = rclpy.Context()
     rclpy.init(context=ctx)

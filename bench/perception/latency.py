@@ -80,7 +80,7 @@ def _run_node(kind: str, params: dict, ready, stop) -> None:
         from sensor_msgs.msg import Image
         from std_msgs.msg import Header
 
-        from maxim_perception.qos import COMMANDS, SENSOR
+        from maxim_common.qos import COMMANDS, SENSOR
 
         node = rclpy.create_node('image_echo')
         pub = node.create_publisher(Header, 'echo', COMMANDS)
@@ -158,7 +158,7 @@ def _drive(seconds: float, width: int, height: int, fps: float) -> dict:
 
     from maxim_interfaces.msg import AttentionState
     from maxim_perception.conversions import image_to_msg
-    from maxim_perception.qos import COMMANDS, LATCHED, SENSOR
+    from maxim_common.qos import COMMANDS, LATCHED, SENSOR
 
     rclpy.init()
     node = rclpy.create_node('latency_bench')

@@ -82,7 +82,7 @@ def measure(follow_s: float, held_s: float) -> dict:
     from maxim_interfaces.msg import AttentionState, PainSignal
     from maxim_perception.nodes.head_controller_node import HeadControllerNode
     from maxim_perception.nodes.sim_head_node import SimHeadNode
-    from maxim_perception.qos import COMMANDS, EVENTS, SENSOR
+    from maxim_common.qos import COMMANDS, EVENTS, SENSOR
 
     rclpy.init()
     sim = SimHeadNode(parameter_overrides=[

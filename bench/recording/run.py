@@ -49,7 +49,7 @@ class Traffic:
         import rclpy
         from sensor_msgs.msg import Image, JointState
 
-        from maxim_core import qos
+        from maxim_common import qos
         from maxim_interfaces.msg import AttentionState, Detection, Percept
         self.node = rclpy.create_node('bench_traffic', context=context)
         n = self.node

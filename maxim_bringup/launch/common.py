@@ -63,7 +63,7 @@ def standard_arguments(default_params: str, use_sim_time: str):
 
 def launch_env():
     """Every node learns which process launched it: it ends with that process, even when
-    the launch fails before the node has finished starting (maxim_core/nodes/lifetime.py)."""
+    the launch fails before the node has finished starting (maxim_common/lifetime.py)."""
     return {'MAXIM_LAUNCH_PID': str(os.getpid())}
 
 

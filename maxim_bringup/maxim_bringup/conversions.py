@@ -1,17 +1,6 @@
 """Messages -> plain Python values, for the console display, recordings and `maxim check`."""
 
 
-def msg_to_dict(msg):
-    """Any rosidl message (nested, with sequences) as plain dicts, lists and scalars."""
-    if hasattr(msg, 'get_fields_and_field_types'):
-        return {f: msg_to_dict(getattr(msg, f)) for f in msg.get_fields_and_field_types()}
-    if isinstance(msg, (list, tuple)):
-        return [msg_to_dict(v) for v in msg]
-    if hasattr(msg, 'tolist'):  # numpy arrays from numeric sequences
-        return msg.tolist()
-    return msg
-
-
 def speech_to_percept(text: str, percept_id: str, source_name: str = 'panel'):
     """A line a person says to the robot as the Percept message the agent hears (the panel's
     input line, and the person of the scenarios' robot world): a person speaking is always

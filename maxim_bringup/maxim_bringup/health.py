@@ -9,7 +9,7 @@ The check fails when a node is missing or in ERROR (a WARN is shown but passes).
 
 from dataclasses import dataclass, field
 
-from maxim_core.health import ERROR, Health, OK, STALE, WARN
+from maxim_common.health import ERROR, Health, OK, STALE, WARN
 
 LEVEL_NAMES = {OK: 'OK', WARN: 'WARN', ERROR: 'ERROR', STALE: 'STALE'}
 MISSING = 'MISSING'

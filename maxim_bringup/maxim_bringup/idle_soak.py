@@ -33,6 +33,7 @@ from rclpy.parameter import Parameter
 from builtin_interfaces.msg import Time
 from rosgraph_msgs.msg import Clock
 
+from maxim_common.qos import EVENTS
 from maxim_core.idle.budgets import BudgetConfig
 from maxim_core.idle.provenance import compare, INTENT_EMITTED, read_records, THOUGHT_ONLY
 from maxim_core.idle.soak import (_poisson_schedule, ACTIONS, EPOCH, fact_driven_script,
@@ -40,7 +41,6 @@ from maxim_core.idle.soak import (_poisson_schedule, ACTIONS, EPOCH, fact_driven
                                   check_budgets)
 from maxim_core.llm.backend import ScriptedBackend
 from maxim_core.nodes.clients import wait_for_future
-from maxim_core.qos import EVENTS
 from maxim_interfaces.action import Generate
 from maxim_interfaces.msg import (Detection, Episode, IdleEvent, IdleProvenance, PainSignal,
                                   Percept, Task)

@@ -287,7 +287,7 @@ class Runner:
     def _spin_executor(self, executor) -> None:
         from rclpy.executors import ExternalShutdownException
 
-        from maxim_core.nodes.lifetime import SPIN_ERRORS
+        from maxim_common.lifetime import SPIN_ERRORS
         env = os.environ.get('MAXIM_NICE_OTHERS', '')
         yield_to_model(int(env) if env.strip() else self.config.nice_others)
         failed = 0

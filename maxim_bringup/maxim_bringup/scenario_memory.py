@@ -18,9 +18,9 @@ import rclpy
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 
+from maxim_common.qos import EVENTS
 from maxim_core import conversions as conv
 from maxim_core.nodes.clients import ServiceQuery
-from maxim_core.qos import EVENTS
 from maxim_interfaces.msg import Episode
 from maxim_memory.nodes.memory_node import MemoryNode
 

@@ -352,7 +352,7 @@ class TestSim:
         assert set(states[-1].name) == {'head_pan_joint', 'head_tilt_joint'}
 
     def test_a_percept_becomes_a_thought(self, sim):
-        from maxim_core.qos import EVENTS
+        from maxim_common.qos import EVENTS
         from maxim_interfaces.msg import Percept, Thought
         launch, probe = sim
         thoughts = probe.watch('/thoughts', Thought, EVENTS)
@@ -446,7 +446,7 @@ class TestTwoRobots:
         assert (images[-1].width, images[-1].height) == (160, 120)
 
     def test_percepts_become_thoughts_without_cross_talk(self, robots):
-        from maxim_core.qos import EVENTS
+        from maxim_common.qos import EVENTS
         from maxim_interfaces.msg import Percept, Thought
         launches, probe = robots
         thoughts = {ns: probe.watch(f'{ns}/thoughts', Thought, EVENTS)
@@ -672,7 +672,7 @@ def test_camera_topic_takes_the_images_of_a_driver_in_the_graph(tmp_path):
 
     from maxim_interfaces.msg import AttentionState
     from maxim_perception.conversions import image_to_msg, msg_to_bgr, time_msg
-    from maxim_perception.qos import LATCHED, SENSOR
+    from maxim_common.qos import LATCHED, SENSOR
 
     params = write_params(tmp_path / 'p.yaml', 'robot.yaml', tmp_path, 'unused', {
         'head_controller': {'driver': 'dry_run'}})          # camera: robot.yaml's, auto
@@ -731,7 +731,7 @@ def test_the_params_file_a_dry_run_calibration_wrote_brings_the_robot_up(tmp_pat
     robot.launch.py on the params file and URDF it wrote: every node comes up, the head
     controller active with the calibrated limits, and Ctrl-C ends it all cleanly."""
     from maxim_interfaces.msg import HeadState
-    from maxim_perception.qos import LATCHED
+    from maxim_common.qos import LATCHED
 
     d = domain(8)
     source = write_params(tmp_path / 'robot.yaml', 'robot.yaml', tmp_path, 'unused', {
@@ -819,7 +819,7 @@ def test_serial_board_and_a_video_file(tmp_path):
 
     from helpers.serial_board import SerialBoard
     from maxim_interfaces.msg import HeadState
-    from maxim_perception.qos import LATCHED
+    from maxim_common.qos import LATCHED
 
     board = SerialBoard()
     video = write_video(tmp_path / 'clip.avi')
@@ -870,7 +870,7 @@ def test_dynamixel_bus_and_a_camera_device_that_is_not_there(tmp_path):
 
     from helpers.dynamixel_bus import DynamixelBus, PRESENT_POSITION
     from maxim_interfaces.msg import HeadState
-    from maxim_perception.qos import LATCHED
+    from maxim_common.qos import LATCHED
 
     bus = DynamixelBus(ids=(1, 2))
     start = {1: 2048 + 150, 2: 2048 - 60}     # the head is not at its zero when it starts

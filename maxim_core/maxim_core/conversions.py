@@ -2,14 +2,12 @@
 message package, so the cores stay free of ROS; the nodes pass the message objects in).
 
 The `llm` node's Generate action and Tokenize service; the agent node's idle surface (Task,
-SubmitTask, IdleEvent, IdleProvenance, and memory answers as idle retrieval events); every
-node's health as a diagnostic_msgs/DiagnosticStatus.
+SubmitTask, IdleEvent, IdleProvenance, and memory answers as idle retrieval events).
 """
 
 import json
 import math
 
-from maxim_core.health import Health
 from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, GrammarCompileError,
                                     LLMError, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
                                     STOP_TIMEOUT, TIMEOUT, UNAVAILABLE)
@@ -306,14 +304,3 @@ def record_to_msg(record, msg):
             value = getattr(record, f.name)
             setattr(msg, f.name, clean_text(value) if isinstance(value, str) else value)
     return msg
-
-
-def health_to_status(health: Health, name: str, status, key_value):
-    """Fill a diagnostic_msgs/DiagnosticStatus named '<node>: <component>' from a Health;
-    `key_value` is diagnostic_msgs/KeyValue."""
-    status.level = bytes([health.level])
-    status.name = name
-    status.message = health.message[:1000]
-    status.hardware_id = health.hardware_id
-    status.values = [key_value(key=str(k), value=str(v)) for k, v in health.values.items()]
-    return status

@@ -1,25 +1,10 @@
 """Health of the core nodes (llm, fear, agent, recorder) as plain data (no rclpy, no messages).
 
-Each node reports once a second on `diagnostics`: its node calls a builder here with the numbers
-it keeps, conversions.py turns the result into a diagnostic_msgs/DiagnosticStatus and
-nodes/diagnostics.py publishes it. Keeping the judgement (what is OK, what is a warning) here
-means it is unit-tested without ROS, and `maxim check` shows the same words a test asserts.
+Each node calls a builder here with the numbers it keeps; maxim_common.diagnostics publishes
+the result on `diagnostics` (maxim_common.health says why the judgement is plain code).
 """
 
-from dataclasses import dataclass, field
-
-# The levels of diagnostic_msgs/DiagnosticStatus (byte values), so no message import is needed.
-OK, WARN, ERROR, STALE = 0, 1, 2, 3
-
-
-@dataclass(frozen=True)
-class Health:
-    """One component's state: a level, one line for a person, key values for tools."""
-
-    level: int
-    message: str
-    values: dict = field(default_factory=dict)
-    hardware_id: str = ''
+from maxim_common.health import ERROR, Health, OK, WARN
 
 
 def llm_health(state: str, model: str, queue_depth: int, max_pending: int, running: bool,

@@ -13,7 +13,7 @@ def test_the_agent_reads_the_head_from_its_state_and_carries_it_along_its_veloci
     from rclpy.parameter import Parameter
 
     from maxim_core.nodes.agent_node import AgentNode, HEAD_EXTRAPOLATE_S
-    from maxim_core.qos import LATCHED
+    from maxim_common.qos import LATCHED
     from maxim_interfaces.msg import HeadState
 
     ctx = rclpy.Context()

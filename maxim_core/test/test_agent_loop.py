@@ -2,9 +2,8 @@
 
 import json
 
-from maxim_core.agent.loop import (AgentLoop, context_key, Decision, ERROR_BLOCKED,
-                                   ERROR_UNKNOWN_TOOL, ERROR_VERIFICATION_FAILED, LoopConfig,
-                                   Percept)
+from maxim_common.errors import ERROR_BLOCKED, ERROR_UNKNOWN_TOOL, ERROR_VERIFICATION_FAILED
+from maxim_core.agent.loop import AgentLoop, context_key, Decision, LoopConfig, Percept
 from maxim_core.agent.verify import WorldVerifier
 
 

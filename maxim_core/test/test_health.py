@@ -1,7 +1,7 @@
 """The core nodes' health builders: model server, fear gate, mind, recorder."""
 
-from maxim_core.health import (agent_health, ERROR, fear_health, llm_health, OK,
-                               recorder_health, WARN)
+from maxim_common.health import ERROR, OK, WARN
+from maxim_core.health import agent_health, fear_health, llm_health, recorder_health
 
 
 def test_llm_reports_load_state_and_queue_depth():
@@ -49,11 +49,10 @@ def test_recorder_reports_what_it_writes():
 
 
 def test_health_fills_a_diagnostic_status():
-    from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+    from diagnostic_msgs.msg import DiagnosticStatus
 
-    from maxim_core.conversions import health_to_status
-    st = health_to_status(llm_health('active', 'gemma', 0, 4, False, ''), 'llm: model',
-                          DiagnosticStatus(), KeyValue)
+    from maxim_common.diagnostics import health_to_status
+    st = health_to_status(llm_health('active', 'gemma', 0, 4, False, ''), 'llm: model')
     assert st.level == DiagnosticStatus.OK and st.name == 'llm: model'
     assert st.hardware_id == 'gemma'
     assert {kv.key: kv.value for kv in st.values}['state'] == 'active'

@@ -144,7 +144,7 @@ def test_recorder_node_records_every_session_topic(tmp_path):
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
 
-    from maxim_core import qos
+    from maxim_common import qos
     from maxim_core.nodes.recorder_node import DEFAULT_TOPICS, RecorderNode, SENSOR_TOPICS
 
     messages = session_messages()
@@ -217,7 +217,7 @@ def test_recorder_loses_no_message_at_a_sessions_rates(tmp_path):
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
 
-    from maxim_core import qos
+    from maxim_common import qos
     from maxim_core.nodes.recorder_node import RecorderNode
     from maxim_interfaces.msg import AttentionState, Percept, Thought
 

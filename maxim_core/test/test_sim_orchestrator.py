@@ -5,6 +5,7 @@ import json
 import pytest
 import yaml
 
+from maxim_common.errors import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
 from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator, tool_arg_schemas
 from maxim_core.llm.grammar import deliberation_grammar
 from maxim_core.llm.backend import LLMError, MODEL_ERROR, ScriptedBackend
@@ -15,7 +16,7 @@ from maxim_core.sim.orchestrator import (analyze, APPROACHES, approach_messages,
                                          orchestrator_registry, role_tools,
                                          SimulationSession)
 from maxim_core.sim.scenario import generate_scenario, Scenario
-from maxim_core.tools.base import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE, ToolError
+from maxim_core.tools.base import ToolError
 from maxim_core.tools.scope import ToolExecutor
 
 NOTHING = json.dumps({'reasoning': 'Nothing more to do.', 'ready_to_act': False,
@@ -270,7 +271,7 @@ def test_generate_scenario_writes_a_loadable_yaml(sims, tmp_path):
 
 
 def test_a_generated_scenario_that_is_not_valid_is_asked_again_then_a_typed_failure(sims):
-    from maxim_core.tools.base import ERROR_UNAVAILABLE
+    from maxim_common.errors import ERROR_UNAVAILABLE
     answer = {'name': 'short_name', 'goal': 'Get the cat down.', 'memories': [],
               'turns': ['   '], 'expected_tools': ['say'], 'forbidden_tools': []}
     s = sim(sims, [NOTHING], judge_script=[json.dumps(answer)] * 2)

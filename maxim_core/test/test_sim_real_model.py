@@ -110,7 +110,7 @@ def test_judge_tools_answer_on_the_real_model(backend, tmp_path):
     from maxim_core.llm.backend import ScriptedBackend
     from maxim_core.sim.orchestrator import orchestrator_registry, SimulationSession
     from maxim_core.sim.scenario import aut_factory, generate_scenario
-    from maxim_core.tools.base import ERROR_UNAVAILABLE
+    from maxim_common.errors import ERROR_UNAVAILABLE
     from maxim_core.tools.scope import ToolExecutor
 
     scenario = find_scenario('sleeping_guard')

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from maxim_core.tools.base import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
+from maxim_common.errors import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
 from maxim_core.tools.code import code_tools, parse_junit
 from maxim_core.tools.communication import communication_tools, SpeakTool
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox

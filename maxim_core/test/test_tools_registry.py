@@ -2,12 +2,13 @@
 
 import pytest
 
+from maxim_common.errors import ERROR_INACTIVE_TOOL, ERROR_INVALID_ARGUMENTS
 from maxim_core.llm.grammar import deliberation_grammar
 from maxim_core.prompt.tools import ToolSpecError
 from maxim_core.tools import (build_tool_registry, FunctionTool, register_tool, tool, Tool,
                               ToolExecutor, ToolInputError, ToolRegistry, ToolScope,
                               UnknownToolError)
-from maxim_core.tools.base import ERROR_INACTIVE_TOOL, ERROR_INVALID_ARGUMENTS, ToolOutcome
+from maxim_core.tools.base import ToolOutcome
 
 # These tools run in this process (they hold no path and have no side effect); what a
 # registered tool gets by default, the kernel sandbox, is tested in test/test_tool_registered.py.

@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from maxim_core.tools.base import ERROR_TIMEOUT, ToolError
+from maxim_common.errors import ERROR_TIMEOUT
+from maxim_core.tools.base import ToolError
 from maxim_core.tools.code import code_tools, SearchCodeTool
 from maxim_core.tools.filesystem import filesystem_tools, GlobTool, Sandbox
 from maxim_core.tools.secrets import find_secrets, home_secrets, is_proc_environ, is_secret

@@ -9,8 +9,9 @@ import time
 
 import pytest
 
+from maxim_common.errors import ERROR_TIMEOUT
 from maxim_core.fear.patterns import git_config_exec, scan_call, ScanPolicy
-from maxim_core.tools.base import ERROR_TIMEOUT, Tool, ToolError
+from maxim_core.tools.base import Tool, ToolError
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox, SandboxError
 from maxim_core.tools.sandbox import ProcessSandbox
 from maxim_core.tools.traps import (git_config_danger, hooks_paths, kernel_refusal,

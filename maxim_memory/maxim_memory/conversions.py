@@ -8,13 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-
+from maxim_common.conversions import stamp_to_seconds
 from maxim_interfaces.msg import (CausalLink, Concept, Episode, EpisodeSummary,
                                   MemoryUpdate, OutcomePrediction, PainSignal, Relationship,
                                   Rhythm)
 
-from maxim_memory.health import Health
 from maxim_memory.layers.hippocampus import episode_time
 from maxim_memory.records import (Action, CompressedMemory, Decision, EpisodeContext,
                                   EpisodicMemory, MemoryRecord, Outcome, Perception,
@@ -46,10 +44,6 @@ def json_object(text: str, field: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConversionError(f'{field} must be a JSON object, not {type(value).__name__}')
     return value
-
-
-def stamp_to_seconds(stamp) -> float:
-    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def msg_to_episode(msg: Episode, now: float) -> EpisodicMemory:
@@ -188,11 +182,3 @@ def bounded_json(value: Any) -> str:
     if len(text) <= JSON_MAX:
         return text
     return json.dumps({'truncated': True, 'head': text[:JSON_MAX - 100]})
-
-
-def health_to_status(health: Health, name: str) -> DiagnosticStatus:
-    """A node's Health as a DiagnosticStatus named '<node>: <component>'."""
-    return DiagnosticStatus(
-        level=bytes([health.level]), name=name, message=health.message[:1000],
-        hardware_id=health.hardware_id,
-        values=[KeyValue(key=str(k), value=str(v)) for k, v in health.values.items()])

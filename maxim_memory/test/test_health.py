@@ -1,6 +1,7 @@
 """The memory node's health builder: the database's state as OK / WARN / ERROR."""
 
-from maxim_memory.health import database_health, ERROR, not_ready, OK, WARN
+from maxim_common.health import ERROR, not_ready, OK, WARN
+from maxim_memory.health import database_health
 
 
 def _status(**kw):
@@ -27,7 +28,7 @@ def test_journaled_writes_warn_and_lost_ones_are_an_error():
 def test_health_becomes_a_diagnostic_status():
     from diagnostic_msgs.msg import DiagnosticStatus
 
-    from maxim_memory.conversions import health_to_status
+    from maxim_common.diagnostics import health_to_status
     st = health_to_status(database_health(_status(), 1, 0, 'm.db'), 'memory: database')
     assert st.level == DiagnosticStatus.OK and st.hardware_id == 'm.db'
     assert {kv.key: kv.value for kv in st.values}['episodes_stored'] == '1'

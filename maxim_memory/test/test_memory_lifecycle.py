@@ -13,10 +13,10 @@ from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
+from maxim_common.qos import EVENTS
 from maxim_interfaces.msg import Episode
 from maxim_interfaces.srv import MemoryRecall, SystemStats
 from maxim_memory.nodes.memory_node import MemoryNode
-from maxim_memory.qos import EVENTS
 from maxim_memory.store import MemoryStore
 
 pytestmark = pytest.mark.ros

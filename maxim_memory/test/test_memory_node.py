@@ -10,13 +10,13 @@ from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
+from maxim_common.qos import EVENTS
 from maxim_interfaces.msg import Episode, PainSignal
 from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
                                   PredictOutcome, Relate, SimilaritySearch, SystemStats,
                                   TemporalPatterns)
 from maxim_memory.hub import to_plain
 from maxim_memory.nodes.memory_node import MemoryNode
-from maxim_memory.qos import EVENTS
 from maxim_memory.records import record_to_dict
 from maxim_memory.store import MemoryStore
 

@@ -305,7 +305,7 @@ def test_the_memory_node_stays_up_under_a_lock_and_reports_it_once(tmp_path, cap
     from maxim_interfaces.msg import Episode
     from maxim_interfaces.srv import SystemStats
     from maxim_memory.nodes.memory_node import MemoryNode
-    from maxim_memory.qos import EVENTS
+    from maxim_common.qos import EVENTS
 
     db = tmp_path / 'memory.db'
     MemoryStore(db).close()

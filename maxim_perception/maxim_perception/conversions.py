@@ -8,7 +8,6 @@ import array
 
 from builtin_interfaces.msg import Duration as DurationMsg, Time as TimeMsg
 import cv2
-from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point
 import numpy as np
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
@@ -22,7 +21,6 @@ from maxim_perception.attention.attention import (AttentionResult, MODE_IDLE, MO
 from maxim_perception.attention.detectors import KIND_COLOR, KIND_FACE, KIND_MOTION
 from maxim_perception.camera_model import CameraModel
 from maxim_perception.head.ros2_control import ControllerCommand, FORWARD_POSITION
-from maxim_perception.health import Health
 
 # ==== camera and attention ====================================================================
 
@@ -81,10 +79,6 @@ def _byte_data(arr: np.ndarray) -> array.array:
 def time_msg(seconds: float) -> TimeMsg:
     sec = int(np.floor(seconds))
     return TimeMsg(sec=sec, nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
-
-
-def stamp_to_seconds(stamp: TimeMsg) -> float:
-    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
 
 
 def stamp_error(stamp: TimeMsg) -> str:
@@ -439,14 +433,3 @@ def controller_command_to_msg(command: ControllerCommand, interface: str):
         time_from_start=DurationMsg(sec=sec, nanosec=min(999_999_999,
                                                          int(round((seconds - sec) * 1e9)))))
     return JointTrajectory(joint_names=list(command.joint_names), points=[point])
-
-
-# ==== health ==================================================================================
-
-
-def health_to_status(health: Health, name: str) -> DiagnosticStatus:
-    """A node's Health as a DiagnosticStatus named '<node>: <component>'."""
-    return DiagnosticStatus(
-        level=bytes([health.level]), name=name, message=health.message[:1000],
-        hardware_id=health.hardware_id,
-        values=[KeyValue(key=str(k), value=str(v)) for k, v in health.values.items()])

@@ -12,11 +12,11 @@ from rclpy.qos import HistoryPolicy, ReliabilityPolicy
 from sensor_msgs.msg import Image, JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
+from maxim_common.qos import LATCHED, SENSOR
 from maxim_interfaces.msg import AttentionState, Detection, Percept
 from maxim_interfaces.srv import SceneSummary
 from maxim_perception.nodes.attention_node import AttentionNode
 from maxim_perception.nodes.camera_node import CameraNode
-from maxim_perception.qos import LATCHED, SENSOR
 
 pytestmark = pytest.mark.ros
 

@@ -12,10 +12,10 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import CameraInfo, Image
 
+from maxim_common.qos import SENSOR
 from maxim_perception.camera import SyntheticCamera
 from maxim_perception.conversions import msg_to_image
 from maxim_perception.nodes.camera_node import CameraNode
-from maxim_perception.qos import SENSOR
 
 pytestmark = pytest.mark.ros
 

@@ -16,10 +16,10 @@ from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
+from maxim_common.qos import SENSOR
 from maxim_perception.conversions import (image_to_compressed, image_to_msg, msg_to_bgr,
                                           time_msg)
 from maxim_perception.nodes.camera_node import CameraNode
-from maxim_perception.qos import SENSOR
 
 pytestmark = pytest.mark.ros
 
@@ -319,7 +319,7 @@ def test_attention_reads_what_the_topic_source_passes_on(graph):
     from maxim_interfaces.msg import AttentionState
     from maxim_perception.camera import SyntheticCamera
     from maxim_perception.nodes.attention_node import AttentionNode
-    from maxim_perception.qos import LATCHED
+    from maxim_common.qos import LATCHED
 
     cam, got = graph.camera(topic='/driver/image_raw', info_topic='none', fps=15.0)
     att = graph.add(AttentionNode(context=graph.ctx, parameter_overrides=[

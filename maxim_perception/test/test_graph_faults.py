@@ -13,13 +13,13 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 
+from maxim_common.qos import LATCHED
 from maxim_interfaces.msg import AttentionState, HeadState
 from maxim_interfaces.srv import SceneSummary
 from maxim_perception.camera import SyntheticCamera
 from maxim_perception.nodes.attention_node import AttentionNode
 from maxim_perception.nodes.camera_node import CameraNode
 from maxim_perception.nodes.head_controller_node import HeadControllerNode
-from maxim_perception.qos import LATCHED
 
 pytestmark = pytest.mark.ros
 

@@ -13,10 +13,10 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
+from maxim_common.qos import COMMANDS, EVENTS, LATCHED
 from maxim_interfaces.msg import AttentionState, HeadGoal, HeadState, PainSignal
 from maxim_perception.nodes.head_controller_node import HeadControllerNode
 from maxim_perception.nodes.sim_head_node import SimHeadNode
-from maxim_perception.qos import COMMANDS, EVENTS, LATCHED
 
 pytestmark = pytest.mark.ros
 

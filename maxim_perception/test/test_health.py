@@ -4,9 +4,9 @@ debug image: real OpenCV on a rendered frame."""
 import numpy as np
 import pytest
 
-from maxim_perception.health import (attention_health, camera_health, driver_health, ERROR,
-                                     missed_periods, not_ready, OK, RateMeter, sim_head_health,
-                                     WARN)
+from maxim_common.health import ERROR, not_ready, OK, WARN
+from maxim_perception.health import (attention_health, camera_health, driver_health,
+                                     missed_periods, RateMeter, sim_head_health)
 
 
 class Clock:
@@ -94,7 +94,7 @@ def test_attention_waits_for_frames_then_reports_its_rate():
 def test_health_becomes_a_diagnostic_status():
     from diagnostic_msgs.msg import DiagnosticStatus
 
-    from maxim_perception.conversions import health_to_status
+    from maxim_common.diagnostics import health_to_status
     st = health_to_status(_camera('missing', 0.0), 'camera: camera')
     assert st.level == DiagnosticStatus.ERROR and st.name == 'camera: camera'
     assert {kv.key: kv.value for kv in st.values}['status'] == 'missing'

@@ -21,6 +21,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from maxim_common.qos import COMMANDS, LATCHED
 from maxim_interfaces.msg import HeadGoal, HeadState
 from maxim_perception.conversions import controller_command_to_msg
 from maxim_perception.head.drivers import DriverError, HeadDriver
@@ -28,7 +29,6 @@ from maxim_perception.head.ros2_control import (ControllerCommand, head_joints,
                                                 Ros2ControlConfig, Ros2ControlDriver,
                                                 time_to_reach)
 from maxim_perception.nodes.head_controller_node import HeadControllerNode
-from maxim_perception.qos import COMMANDS, LATCHED
 
 PAN, TILT = 'head_pan_joint', 'head_tilt_joint'
 

@@ -11,8 +11,8 @@ from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 
+from maxim_common.qos import COMMANDS, SENSOR
 from maxim_perception.nodes.sim_head_node import SimHeadNode
-from maxim_perception.qos import COMMANDS, SENSOR
 
 pytestmark = pytest.mark.ros
 

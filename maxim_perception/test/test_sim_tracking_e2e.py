@@ -41,11 +41,11 @@ import rclpy
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 
+from maxim_common.qos import LATCHED
 from maxim_interfaces.msg import AttentionState
 from maxim_perception.nodes.attention_node import AttentionNode
 from maxim_perception.nodes.head_controller_node import HeadControllerNode
 from maxim_perception.nodes.sim_head_node import SimHeadNode
-from maxim_perception.qos import LATCHED
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -5,10 +5,11 @@ import random
 
 import pytest
 
+from maxim_common.health import ERROR, OK, WARN
 from maxim_perception.camera import (camera_info_topic, CameraStatus, choose_compressed,
                                      COMPRESSED_TYPE, FramePacer, IMAGE_TYPE,
                                      parse_compressed, resolve_source, TopicCamera)
-from maxim_perception.health import ERROR, OK, topic_camera_health, WARN
+from maxim_perception.health import topic_camera_health
 
 
 class Clock:

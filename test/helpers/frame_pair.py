@@ -5,8 +5,9 @@
     python frame_pair.py sub N       prints READY, counts frames until N arrived or 2 s pass
                                      without one (at most 120 s), prints RECEIVED k
 
-Both use maxim_perception's conversions and QoS, as the camera and attention nodes do; the
-Fast DDS profile is whatever the environment gives them (the test passes the default set-up).
+Both use maxim_perception's conversions and maxim_common's QoS, as the camera and attention
+nodes do; the Fast DDS profile is whatever the environment gives them (the test passes the
+default set-up).
 """
 
 import sys
@@ -17,8 +18,8 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import Image
 
+from maxim_common.qos import SENSOR
 from maxim_perception.conversions import image_to_msg, time_msg
-from maxim_perception.qos import SENSOR
 
 
 def publish(n: int, fps: float) -> int:

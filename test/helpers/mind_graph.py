@@ -103,15 +103,38 @@ class Graph:
         return node
 
     def close(self):
+        """Stop the graph as the in-process runner and a node's lifetime do: every node
+        quiesces while the executor still spins (the agent's threads end, the llm node's
+        queue closes and its goals end with their results set), then the spin loop ends and
+        the callbacks it started finish, then the executor shuts down and the nodes are
+        destroyed. A goal still running when the executor is shut down sets its result on it
+        later, and rclpy fails inside its own done callbacks ('never retrieved' lines at
+        exit)."""
         import rclpy
-        self._closing.set()
-        self.executor.shutdown(timeout_sec=5.0)
-        spinner = getattr(self, '_spinner', None)
-        if spinner is not None:
-            spinner.join(timeout=10.0)
-        for node in reversed(self.nodes):
-            node.destroy_node()
-        rclpy.try_shutdown(context=self.ctx)
+        try:
+            for node in reversed(self.nodes):
+                quiesce = getattr(node, 'quiesce', None)
+                if callable(quiesce):
+                    quiesce()
+        finally:
+            closing = getattr(self, '_closing', None)
+            if closing is not None:
+                closing.set()
+            spinner = getattr(self, '_spinner', None)
+            if spinner is not None:
+                spinner.join(timeout=10.0)
+            # rclpy's shutdown() does not wait for the callbacks its thread pool has yet to
+            # run (the wait is unreachable in Jazzy's Executor.shutdown), and one that starts
+            # after it fails on the executor's destroyed guard condition. The spin loop has
+            # ended: the handlers it handed to the pool are all there is.
+            handed = list(getattr(self.executor, '_futures', ()))
+            deadline = time.monotonic() + 5.0
+            while not all(h.done() for h in handed) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.executor.shutdown(timeout_sec=5.0)
+            for node in reversed(self.nodes):
+                node.destroy_node()
+            rclpy.try_shutdown(context=self.ctx)
 
     # -- driving -----------------------------------------------------------------------------
     def until(self, condition, what, timeout_s=WAIT_S):
@@ -126,17 +149,22 @@ class Graph:
         self.until(future.done, client.srv_name)
         return future.result()
 
-    def step(self, narrative, objects=()):
-        """One percept through the whole loop: its tool result, once memory holds its episode
-        (None when the mind chose no tool)."""
+    def say(self, narrative, objects=()) -> str:
+        """A percept from the user, published; its id."""
         from maxim_interfaces.msg import Detection
         pid = uuid.uuid4().hex[:8]
-        stored = self.ask(self._stats, self.SystemStats.Request()).episodes
-        results = len(self.results)
         self._percepts.publish(self.Percept(
             percept_id=pid, source=self.Percept.SOURCE_USER, source_name='test',
             narrative=narrative, salience=0.9, novelty=0.5,
             objects=[Detection(label=label) for label in objects]))
+        return pid
+
+    def step(self, narrative, objects=()):
+        """One percept through the whole loop: its tool result, once memory holds its episode
+        (None when the mind chose no tool)."""
+        stored = self.ask(self._stats, self.SystemStats.Request()).episodes
+        results = len(self.results)
+        pid = self.say(narrative, objects)
 
         def mine():
             return [e for e in self.episodes

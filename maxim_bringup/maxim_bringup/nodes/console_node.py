@@ -8,10 +8,10 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rich.console import Console
 
 from maxim_bringup import display
-from maxim_bringup.conversions import msg_to_dict
 from maxim_bringup.health import console_health
-from maxim_core.nodes.diagnostics import Diagnostics
-from maxim_core.nodes.lifetime import run
+from maxim_common.conversions import msg_to_dict
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.lifetime import run
 from maxim_interfaces.msg import (IdleEvent, PainSignal, Percept, Thought, ToolResult,
                                   Utterance)
 

@@ -6,7 +6,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 
-from maxim_core.nodes.lifetime import run
+from maxim_common.lifetime import run
 
 JOINT_TOPICS = {'head_pan_joint': 'head/pan_position_cmd',
                 'head_tilt_joint': 'head/tilt_position_cmd'}

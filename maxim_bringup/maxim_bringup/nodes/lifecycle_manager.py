@@ -13,7 +13,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from std_srvs.srv import Trigger
 
 from maxim_bringup.lifecycle import LifecycleError, LifecycleSequence, STATE_LABELS
-from maxim_core.nodes.lifetime import run
+from maxim_common.lifetime import run
 
 _TRANSITIONS = {'configure': Transition.TRANSITION_CONFIGURE,
                 'cleanup': Transition.TRANSITION_CLEANUP,

@@ -22,6 +22,9 @@ import time
 from typing import Callable
 import uuid
 
+from maxim_common.errors import (ERROR_BLOCKED, ERROR_INVALID_ARGUMENTS, ERROR_UNKNOWN_TOOL,
+                                 ERROR_VERIFICATION_FAILED)
+
 
 @dataclass
 class Percept:
@@ -94,17 +97,6 @@ class LoopResult:
     run: ToolRun | None
     episode: dict | None
 
-
-# ToolResult.ERROR_* (kept numeric so the core needs no message import).
-ERROR_NONE = 0
-ERROR_UNKNOWN_TOOL = 1
-ERROR_INVALID_ARGUMENTS = 2
-ERROR_INACTIVE_TOOL = 3
-ERROR_BLOCKED = 4
-ERROR_EXECUTION = 5
-ERROR_TIMEOUT = 6
-ERROR_VERIFICATION_FAILED = 7
-ERROR_UNAVAILABLE = 8
 
 # Decision statuses that mean the mind did not produce a usable decision.
 FAILED_STATUSES = ('timeout', 'model_error', 'unparsable', 'cancelled')

@@ -4,9 +4,9 @@ on the agent's topics) and the interaction port (questions to the person, answer
 import threading
 import uuid
 
+from maxim_common.qos import COMMANDS, EVENTS
 from maxim_core import conversions as conv
 from maxim_core.mind import EventSink
-from maxim_core.qos import COMMANDS, EVENTS
 from maxim_interfaces.msg import (Episode, HeadGoal, IdleEvent, IdleProvenance,
                                   InteractionRequest, InteractionResponse, PainSignal, Thought,
                                   ToolCall, ToolResult)

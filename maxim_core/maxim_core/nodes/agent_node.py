@@ -10,19 +10,21 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor
 
+from maxim_common.conversions import stamp_to_seconds
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health
+from maxim_common.lifetime import run
+from maxim_common.qos import EVENTS, LATCHED
 from maxim_core import conversions as conv
 from maxim_core.deliberation.choice import ChoiceConfig
 from maxim_core.deliberation.cycles import DeliberationConfig
-from maxim_core.health import agent_health, Health
+from maxim_core.health import agent_health
 from maxim_core.idle.tasks import TaskError, TaskNotFound
 from maxim_core.mind import DEFAULT_ACTIVE, Mind, MindConfig
 from maxim_core.nodes.agent_deliberate import DeliberateServer
 from maxim_core.nodes.agent_events import AgentEvents, Interaction
 from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
-from maxim_core.nodes.diagnostics import Diagnostics
-from maxim_core.nodes.lifetime import run
 from maxim_core.nodes.params import declare_idle, declare_string_array
-from maxim_core.qos import EVENTS, LATCHED
 from maxim_core.tools import sandbox
 from maxim_interfaces.msg import Episode, HeadState, PainSignal, Percept, ToolCall
 from maxim_interfaces.srv import EnergyStatus, SubmitTask
@@ -180,7 +182,7 @@ class AgentNode(Node):
         if all(isinstance(v, float) and math.isfinite(v) for v in head):
             self._head = head              # a non-finite reading is no position
             self._head_state = (msg.pan_velocity, msg.tilt_velocity,
-                                msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
+                                stamp_to_seconds(msg.header.stamp))
             self.mind.joint_state(*head)
 
     def _on_pain(self, msg: PainSignal) -> None:

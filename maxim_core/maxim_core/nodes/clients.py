@@ -14,6 +14,7 @@ import time
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
 
+from maxim_common.conversions import msg_to_dict
 from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, Completion, LLMError,
                                     MODEL_ERROR, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
                                     TIMEOUT, UNAVAILABLE)
@@ -229,17 +230,6 @@ def fill_msg(msg, fields: dict):
             fill_msg(current, value)
         else:
             setattr(msg, key, value)
-    return msg
-
-
-def msg_to_dict(msg):
-    """Any rosidl message as plain dicts, lists and scalars."""
-    if hasattr(msg, 'get_fields_and_field_types'):
-        return {f: msg_to_dict(getattr(msg, f)) for f in msg.get_fields_and_field_types()}
-    if isinstance(msg, (list, tuple)):
-        return [msg_to_dict(v) for v in msg]
-    if hasattr(msg, 'tolist'):
-        return msg.tolist()
     return msg
 
 

@@ -1,6 +1,7 @@
 """The llm node: the local language model (llama.cpp) behind everything that thinks."""
 
 from dataclasses import dataclass
+import threading
 import time
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -9,16 +10,17 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import ParameterDescriptor
 
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health
+from maxim_common.lifetime import run
 from maxim_core.conversions import (completion_to_result, error_to_result, goal_to_request,
                                     tokenize_to_response)
-from maxim_core.health import Health, llm_health
+from maxim_core.health import llm_health
 from maxim_core.llm.backend import LLMError, load_script, ScriptedBackend, TIMEOUT
 from maxim_core.llm.llama import LlamaCppBackend
 from maxim_core.llm.model import ModelFileError, resolve_model
 from maxim_core.llm.queue import RequestQueue
 from maxim_core.llm.trace import JsonlTrace
-from maxim_core.nodes.diagnostics import Diagnostics
-from maxim_core.nodes.lifetime import run
 from maxim_interfaces.action import Generate
 from maxim_interfaces.srv import Tokenize
 
@@ -46,6 +48,10 @@ _PARAMS = (
     ('generate.timeout_s', 120.0, 'default bound on queue wait + inference'),
     ('trace_path', '', "a JSON-lines record of every call served ('' = none; for benches)"),
 )
+
+# quiesce() waits this long at most for the execute callbacks in progress to return, once the
+# queue is closed (they poll their request every 50 ms, and a closed queue has ended them all).
+QUIESCE_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,8 @@ class LLMNode(LifecycleNode):
         self._trace: JsonlTrace | None = None
         self._active = False
         self._params: LLMParams | None = None
+        self._executing = 0                     # goals whose execute callback is running
+        self._executed = threading.Condition()  # notified when one returns
         group = ReentrantCallbackGroup()
         self._action = ActionServer(
             self, Generate, 'llm/generate', execute_callback=self._execute,
@@ -195,13 +203,17 @@ class LLMNode(LifecycleNode):
             self._trace = None
 
     def quiesce(self) -> None:
-        """Stop serving before the executor stops (the in-process runner calls it): waiting
-        requests fail and a running one is cancelled, so every goal ends while results can
-        still be sent."""
+        """Stop serving before the executor stops (the in-process runner and the node lifetime
+        call it): waiting requests fail and a running one is cancelled, and it returns once
+        every goal's execute callback has returned (at most QUIESCE_TIMEOUT_S), so each
+        result is set while the executor can still send it. A result set on an executor
+        already shut down fails inside rclpy (its done callbacks cannot be scheduled)."""
         self._active = False
         if self._queue is not None:
             self._queue.close()
             self._queue = None
+        with self._executed:
+            self._executed.wait_for(lambda: self._executing == 0, QUIESCE_TIMEOUT_S)
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
         self._release()
@@ -243,6 +255,16 @@ class LLMNode(LifecycleNode):
                                     backend.model_name)
 
     def _execute(self, goal_handle):
+        with self._executed:
+            self._executing += 1
+        try:
+            return self._serve(goal_handle)
+        finally:
+            with self._executed:
+                self._executing -= 1
+                self._executed.notify_all()
+
+    def _serve(self, goal_handle):
         result = Generate.Result()
         queue, backend = self._queue, self._backend
         if not self._active or queue is None or backend is None:

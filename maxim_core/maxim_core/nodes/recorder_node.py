@@ -14,9 +14,10 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 
-from maxim_core.health import Health, recorder_health
-from maxim_core.nodes.diagnostics import Diagnostics
-from maxim_core.nodes.lifetime import run
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health
+from maxim_common.lifetime import run
+from maxim_core.health import recorder_health
 from maxim_core.recording.live import (check_address, DEFAULT_HOST, DEFAULT_PORT,
                                        FoxgloveLiveView, LiveViewError)
 from maxim_core.recording.writer import McapRecorder, RecordingError

@@ -13,10 +13,11 @@ from collections import deque
 import re
 from typing import Any, Callable, Mapping
 
+from maxim_common.errors import ERROR_EXECUTION
 from maxim_core.sim.components import (Affordance, ComponentIndex, initial_sensors,
                                        SceneEntity)
 from maxim_core.sim.memory import keywords, SimMemory
-from maxim_core.tools.base import ERROR_EXECUTION, Tool, ToolOutcome
+from maxim_core.tools.base import Tool, ToolOutcome
 from maxim_core.tools.scope import ToolScope
 
 NOTHING_NOTABLE = "You don't see anything notable."

@@ -16,10 +16,10 @@ from typing import Any, Callable, Sequence
 
 import jsonschema
 
+from maxim_common.errors import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
 from maxim_core.llm.backend import Backend, LLMError, STOP_CANCELLED
 from maxim_core.sim.bridge import INSPECT_QUERIES, SimulationBridge, SimulationClosed
-from maxim_core.tools.base import (ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE, Tool, ToolError,
-                                   ToolOutcome)
+from maxim_core.tools.base import Tool, ToolError, ToolOutcome
 from maxim_core.tools.registry import ToolRegistry
 from maxim_core.tools.scope import ToolExecutor
 

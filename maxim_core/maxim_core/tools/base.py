@@ -18,18 +18,9 @@ from typing import Any, Callable, Mapping
 
 import jsonschema
 
+from maxim_common.errors import (ERROR_EXECUTION, ERROR_INACTIVE_TOOL, ERROR_INVALID_ARGUMENTS,
+                                 ERROR_NONE, ERROR_TIMEOUT, ERROR_UNKNOWN_TOOL)
 from maxim_core.prompt.tools import normalize_schema, ToolSpecError
-
-# maxim_interfaces/msg/ToolResult.msg ERROR_* values.
-ERROR_NONE = 0
-ERROR_UNKNOWN_TOOL = 1
-ERROR_INVALID_ARGUMENTS = 2
-ERROR_INACTIVE_TOOL = 3
-ERROR_BLOCKED = 4
-ERROR_EXECUTION = 5
-ERROR_TIMEOUT = 6
-ERROR_VERIFICATION_FAILED = 7
-ERROR_UNAVAILABLE = 8
 
 OUTPUT_MAX_CHARS = 4000     # bound on the text an outcome hands to the LLM
 

@@ -25,7 +25,8 @@ import time
 import uuid
 import xml.etree.ElementTree as ET
 
-from maxim_core.tools.base import bounded, ERROR_TIMEOUT, Tool, ToolError, ToolOutcome
+from maxim_common.errors import ERROR_TIMEOUT
+from maxim_core.tools.base import bounded, Tool, ToolError, ToolOutcome
 from maxim_core.tools.filesystem import (_inside, IN_PROCESS_TIMEOUT_S, run_process, Sandbox,
                                          SandboxError, walk_readable)
 from maxim_core.tools.secrets import secret_reason

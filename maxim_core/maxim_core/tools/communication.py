@@ -19,8 +19,8 @@ import tempfile
 from typing import Callable, Sequence
 import wave
 
-from maxim_core.tools.base import (ERROR_TIMEOUT, ERROR_UNAVAILABLE, Tool, ToolError,
-                                   ToolInputError, ToolOutcome)
+from maxim_common.errors import ERROR_TIMEOUT, ERROR_UNAVAILABLE
+from maxim_core.tools.base import Tool, ToolError, ToolInputError, ToolOutcome
 from maxim_core.tools.sandbox import Limits, probe, ProcessSandbox
 
 log = logging.getLogger(__name__)

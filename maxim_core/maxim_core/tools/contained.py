@@ -33,10 +33,10 @@ import pickle
 import sys
 from typing import Any, Callable
 
+from maxim_common.errors import ERROR_EXECUTION, ERROR_TIMEOUT, ERROR_UNAVAILABLE
 import maxim_core
 from maxim_core.prompt.tools import ToolSpecError
-from maxim_core.tools.base import (ERROR_EXECUTION, ERROR_TIMEOUT, ERROR_UNAVAILABLE,
-                                   FunctionTool, Tool, ToolError, ToolOutcome)
+from maxim_core.tools.base import FunctionTool, Tool, ToolError, ToolOutcome
 from maxim_core.tools.sandbox import ProcessSandbox, SandboxUnavailable
 from maxim_core.tools.secrets import secret_reason
 

@@ -69,8 +69,8 @@ import tempfile
 import time
 from typing import Callable, Iterable
 
-from maxim_core.tools.base import (bounded, ERROR_TIMEOUT, Tool, ToolError, ToolInputError,
-                                   ToolOutcome)
+from maxim_common.errors import ERROR_TIMEOUT
+from maxim_core.tools.base import bounded, Tool, ToolError, ToolInputError, ToolOutcome
 from maxim_core.tools.sandbox import (default_hidden, Limits, own_paths, ProcessSandbox,
                                       SECRET_DIRS, SOCKET_DIRS, timeout_error)
 from maxim_core.tools.secrets import secret_reason

@@ -14,7 +14,8 @@ the tool name, `fields` the request fields of the matching maxim_interfaces serv
 import json
 from typing import Any, Callable
 
-from maxim_core.tools.base import ERROR_EXECUTION, ERROR_UNAVAILABLE, Tool, ToolOutcome
+from maxim_common.errors import ERROR_EXECUTION, ERROR_UNAVAILABLE
+from maxim_core.tools.base import Tool, ToolOutcome
 
 Query = Callable[[str, dict, float], 'dict | None']
 

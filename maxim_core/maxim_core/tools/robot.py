@@ -14,7 +14,8 @@ import math
 from typing import Callable
 import uuid
 
-from maxim_core.tools.base import ERROR_UNAVAILABLE, Tool, ToolInputError, ToolOutcome
+from maxim_common.errors import ERROR_UNAVAILABLE
+from maxim_core.tools.base import Tool, ToolInputError, ToolOutcome
 
 # maxim_interfaces/msg/HeadGoal.msg MODE_* values.
 MODE_MOVE = 0

@@ -69,8 +69,8 @@ import time
 from typing import Callable, Iterable, Mapping, Sequence
 import weakref
 
-from maxim_core.tools.base import (bounded, ERROR_TIMEOUT, ERROR_UNAVAILABLE, Tool, ToolError,
-                                   ToolOutcome)
+from maxim_common.errors import ERROR_TIMEOUT, ERROR_UNAVAILABLE
+from maxim_core.tools.base import bounded, Tool, ToolError, ToolOutcome
 from maxim_core.tools import quota
 from maxim_core.tools.secrets import (home_secrets, SYSTEM_SECRET_DIRS, SYSTEM_SECRET_FILES,
                                       TreeScan)

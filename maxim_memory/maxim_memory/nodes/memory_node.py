@@ -9,18 +9,19 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_srvs.srv import Trigger
 
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health, not_ready
+from maxim_common.lifetime import run
+from maxim_common.qos import EVENTS
+from maxim_common.throttle import LogThrottle
 from maxim_interfaces.msg import Episode, MemoryUpdate, PainSignal
 from maxim_memory import conversions as conv
 from maxim_memory.embedding import EmbedderError, make_embedder
-from maxim_memory.health import database_health, Health, not_ready
+from maxim_memory.health import database_health
 from maxim_memory.hub import memory_size, MemoryHub, QueryError, to_plain, UnavailableError
-from maxim_memory.nodes.diagnostics import Diagnostics
-from maxim_memory.nodes.lifetime import run
 from maxim_memory.nodes.memory_params import descriptor, PARAMS, read_config
 from maxim_memory.nodes.queries import SERVICES
-from maxim_memory.qos import EVENTS
 from maxim_memory.store import StoreError, StoreFault
-from maxim_memory.throttle import LogThrottle
 
 
 class _RosLogHandler(logging.Handler):

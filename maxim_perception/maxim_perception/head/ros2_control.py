@@ -27,6 +27,7 @@ import re
 import time
 from typing import Callable, Sequence
 
+from maxim_common.conversions import joint_values
 from maxim_perception.head.drivers import DriverError
 
 FORWARD_POSITION = 'forward_position'
@@ -110,17 +111,10 @@ def head_joints(names: Sequence[str], positions: Sequence[float], pan_joint: str
                 tilt_joint: str = TILT_JOINT) -> tuple[float, float] | None:
     """(pan, tilt) from a JointState's names and positions, by name, whatever their order and
     whatever other joints it carries; None when either joint is missing or not finite."""
-    names = list(names)
-    try:
-        i, j = names.index(pan_joint), names.index(tilt_joint)
-    except ValueError:
+    joints = joint_values(names, positions, (pan_joint, tilt_joint))
+    if joints is None or not all(math.isfinite(v) for v in joints):
         return None
-    if len(positions) <= max(i, j):
-        return None
-    pan, tilt = float(positions[i]), float(positions[j])
-    if not (math.isfinite(pan) and math.isfinite(tilt)):
-        return None
-    return pan, tilt
+    return joints
 
 
 def time_to_reach(start: tuple[float, float] | None, goal: tuple[float, float],

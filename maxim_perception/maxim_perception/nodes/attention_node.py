@@ -15,6 +15,12 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from visualization_msgs.msg import MarkerArray
 
+from maxim_common.conversions import stamp_to_seconds
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health
+from maxim_common.lifetime import run
+from maxim_common.qos import LATCHED, SENSOR, SENSOR_LATEST
+from maxim_common.throttle import LogThrottle
 from maxim_interfaces.msg import AttentionState, Percept
 from maxim_interfaces.srv import SceneSummary
 from maxim_perception.attention.attention import (AttentionConfig, AttentionCore,
@@ -22,16 +28,11 @@ from maxim_perception.attention.attention import (AttentionConfig, AttentionCore
 from maxim_perception.attention.detectors import DetectorError
 from maxim_perception.camera_model import CameraModel, CameraModelError
 from maxim_perception.conversions import (attention_to_markers, attention_to_msg,
-                                          image_to_compressed, ImageConversionError, image_to_msg,
-                                          msg_to_bgr,
-                                          msg_to_camera_model, percept_to_msg,
-                                          stamp_to_seconds, target_dict_to_msg)
+                                          image_to_compressed, image_to_msg, ImageConversionError,
+                                          msg_to_bgr, msg_to_camera_model, percept_to_msg,
+                                          target_dict_to_msg)
 from maxim_perception.head.pose_history import PoseHistory
-from maxim_perception.health import attention_health, Health, RateMeter
-from maxim_perception.nodes.diagnostics import Diagnostics
-from maxim_perception.qos import LATCHED, SENSOR, SENSOR_LATEST
-from maxim_perception.throttle import LogThrottle
-from maxim_perception.nodes.lifetime import run
+from maxim_perception.health import attention_health, RateMeter
 
 
 @dataclass(frozen=True)

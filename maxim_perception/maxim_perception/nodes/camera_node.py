@@ -11,21 +11,22 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
+from maxim_common.conversions import stamp_to_seconds
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import ERROR, Health, not_ready
+from maxim_common.lifetime import run
+from maxim_common.qos import SENSOR
+from maxim_common.throttle import LogThrottle
 from maxim_perception.camera import (camera_info_topic, CameraStatus, choose_compressed,
                                      COMPRESSED_TYPE, IMAGE_TYPE, OpenCVCamera,
                                      parse_compressed, ReconnectingCamera, resolve_source,
                                      SOURCES, SyntheticCamera, TopicCamera)
 from maxim_perception.camera_model import CameraModel
-from maxim_perception.conversions import (camera_info_to_msg, check_image,
-                                          compressed_to_image_msg, image_to_msg, MalformedImage,
-                                          stamp_error, stamp_to_seconds, UnsupportedEncoding,
-                                          YUV422_ENCODINGS, yuv422_to_image_msg)
-from maxim_perception.health import (camera_health, ERROR, Health, missed_periods, not_ready,
-                                     RateMeter, topic_camera_health)
-from maxim_perception.nodes.diagnostics import Diagnostics
-from maxim_perception.nodes.lifetime import run
-from maxim_perception.qos import SENSOR
-from maxim_perception.throttle import LogThrottle
+from maxim_perception.conversions import (camera_info_to_msg, check_image, compressed_to_image_msg,
+                                          image_to_msg, MalformedImage, stamp_error,
+                                          UnsupportedEncoding, YUV422_ENCODINGS,
+                                          yuv422_to_image_msg)
+from maxim_perception.health import camera_health, missed_periods, RateMeter, topic_camera_health
 
 # The topics this node publishes (the ones attention and the recorder read).
 IMAGE_OUT = 'camera/image_raw'

@@ -13,9 +13,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 from trajectory_msgs.msg import JointTrajectory
 
+from maxim_common.conversions import joint_values, stamp_to_seconds
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health, not_ready
+from maxim_common.lifetime import run
+from maxim_common.qos import COMMANDS, EVENTS, LATCHED, SENSOR
+from maxim_common.throttle import LogThrottle
 from maxim_interfaces.msg import AttentionState, HeadGoal, HeadState, PainSignal
-from maxim_perception.conversions import (controller_command_to_msg, stamp_error,
-                                          stamp_to_seconds)
+from maxim_perception.conversions import controller_command_to_msg, stamp_error
 from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalSpec, HeadMode,
                                            HeadStatus, PainEvent, TargetView)
 from maxim_perception.head.drivers import (DriverError, DryRunDriver, HeadDriver,
@@ -24,11 +29,7 @@ from maxim_perception.head.dynamixel import DynamixelDriver, DynamixelJoint
 from maxim_perception.head.motion import MotionModel
 from maxim_perception.head.ros2_control import (ControllerCommand, FORWARD_POSITION,
                                                 Ros2ControlConfig, Ros2ControlDriver)
-from maxim_perception.health import driver_health, Health, not_ready
-from maxim_perception.nodes.diagnostics import Diagnostics
-from maxim_perception.qos import COMMANDS, EVENTS, LATCHED, SENSOR
-from maxim_perception.throttle import LogThrottle
-from maxim_perception.nodes.lifetime import run
+from maxim_perception.health import driver_health
 
 JOINTS = ('head_pan_joint', 'head_tilt_joint')
 # Goals that follow attention's targets (and so act on each new attention state at once).
@@ -211,15 +212,10 @@ def _joint_state_msg(positions, velocities, stamp) -> JointState:
 
 def _joints_from_msg(msg: JointState) -> tuple[tuple[float, float], tuple | None] | None:
     """(pan, tilt) positions and velocities by joint name; None if either joint is absent."""
-    try:
-        idx = [list(msg.name).index(j) for j in JOINTS]
-    except ValueError:
+    pos = joint_values(msg.name, msg.position, JOINTS)
+    if pos is None:
         return None
-    if len(msg.position) <= max(idx):
-        return None
-    pos = (msg.position[idx[0]], msg.position[idx[1]])
-    vel = (msg.velocity[idx[0]], msg.velocity[idx[1]]) if len(msg.velocity) > max(idx) else None
-    return pos, vel
+    return pos, joint_values(msg.name, msg.velocity, JOINTS)
 
 
 # ---- the node --------------------------------------------------------------------------------

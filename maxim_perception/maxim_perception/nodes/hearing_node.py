@@ -7,21 +7,17 @@ import uuid
 
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import not_ready
+from maxim_common.lifetime import run
+from maxim_common.qos import AUDIO
 from maxim_interfaces.msg import AudioChunk, Percept, ToolResult, Utterance
 from maxim_perception.conversions import detection_labels, heard_to_msg, heard_to_percept
-from maxim_perception.health import hearing_health, not_ready
+from maxim_perception.health import hearing_health
 from maxim_perception.hearing import ears
 from maxim_perception.hearing.audio import pcm16_to_float, QueueSource
 from maxim_perception.hearing.transcriber import ModelNotFound
-from maxim_perception.nodes.diagnostics import Diagnostics
-from maxim_perception.nodes.lifetime import run
-
-# Audio blocks as a driver sends them (best effort, matching any publisher), with room for a
-# few seconds of 32 ms blocks while the executor is busy: a lost block is a lost word.
-AUDIO = QoSProfile(depth=200, history=HistoryPolicy.KEEP_LAST,
-                   reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
 class HearingNode(LifecycleNode):

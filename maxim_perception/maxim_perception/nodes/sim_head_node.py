@@ -12,12 +12,15 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 
-from maxim_perception.health import Health, not_ready, RateMeter, sim_head_health
-from maxim_perception.nodes.diagnostics import Diagnostics
-from maxim_perception.qos import COMMANDS, SENSOR
+from maxim_common.conversions import joint_values
+from maxim_common.diagnostics import Diagnostics
+from maxim_common.health import Health, not_ready
+from maxim_common.lifetime import run
+from maxim_common.qos import COMMANDS, SENSOR
+from maxim_common.throttle import LogThrottle
+from maxim_perception.conversions import time_msg
+from maxim_perception.health import RateMeter, sim_head_health
 from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
-from maxim_perception.throttle import LogThrottle
-from maxim_perception.nodes.lifetime import run
 
 # joint_states: reliable, so robot_state_publisher and rviz (reliable subscribers) hear it.
 JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
@@ -43,11 +46,6 @@ class SimHeadParams:
 
 # ---- message helpers (to move into maxim_perception/conversions.py) --------------------------
 
-def _time_msg(seconds: float) -> TimeMsg:
-    sec = int(math.floor(seconds))
-    return TimeMsg(sec=sec, nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
-
-
 def _image_msg(img, frame_id: str, stamp: TimeMsg) -> Image:
     msg = Image()
     msg.header.stamp, msg.header.frame_id = stamp, frame_id
@@ -66,18 +64,6 @@ def _camera_info_msg(info: dict, frame_id: str, stamp: TimeMsg) -> CameraInfo:
     msg.distortion_model = info['distortion_model']
     msg.d, msg.k, msg.r, msg.p = info['d'], info['k'], info['r'], info['p']
     return msg
-
-
-def _command_from_msg(msg: JointState) -> tuple[float, float] | None:
-    """(pan, tilt) set points by joint name; None when a joint is missing."""
-    names = list(msg.name)
-    try:
-        idx = [names.index(j) for j in JOINT_NAMES]
-    except ValueError:
-        return None
-    if len(msg.position) <= max(idx):
-        return None
-    return float(msg.position[idx[0]]), float(msg.position[idx[1]])
 
 
 # ---- the node --------------------------------------------------------------------------------
@@ -210,7 +196,7 @@ class SimHeadNode(LifecycleNode):
             frame_id=declare('frame_id', 'camera_optical_frame', 'Frame id of the images'))
 
     def _on_command(self, msg: JointState) -> None:
-        command = _command_from_msg(msg)
+        command = joint_values(msg.name, msg.position, JOINT_NAMES)   # (pan, tilt) set points
         if command is None:
             line = self._throttle('names', f'joint command without '
                                   f'{" and ".join(JOINT_NAMES)} positions: names '
@@ -230,7 +216,7 @@ class SimHeadNode(LifecycleNode):
 
     def _stamp(self) -> TimeMsg:
         if self.params.publish_clock:
-            return _time_msg(self.sim.time)
+            return time_msg(self.sim.time)
         return self.get_clock().now().to_msg()
 
     def _run(self) -> None:

@@ -1,4 +1,4 @@
-"""nodes/lifetime.py: a node whose launching process dies ends, even when its stop is stuck
+"""maxim_common.lifetime: a node whose launching process dies ends, even when its stop is stuck
 in a call that holds the interpreter (as rclpy's C calls do), so the Python watchdog timer
 cannot run."""
 
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from maxim_core.nodes import lifetime
+from maxim_common import lifetime
 
 # The launching process: starts the node process, prints its pid, then waits to be killed.
 LAUNCHER = textwrap.dedent('''
@@ -25,7 +25,7 @@ LAUNCHER = textwrap.dedent('''
 # A node whose quiesce() blocks in C while holding the GIL (ctypes.PyDLL keeps it).
 NODE = textwrap.dedent('''
     import ctypes, rclpy.node
-    from maxim_core.nodes.lifetime import run
+    from maxim_common.lifetime import run
 
     class Stuck(rclpy.node.Node):
         def quiesce(self):
@@ -81,7 +81,7 @@ def test_an_orphan_stuck_holding_the_interpreter_is_ended_by_the_kernel():
 # A node whose timer callback raises twice, then says it is still spinning.
 FLAKY = textwrap.dedent('''
     import rclpy.node
-    from maxim_core.nodes.lifetime import run
+    from maxim_common.lifetime import run
 
     class Flaky(rclpy.node.Node):
         def __init__(self):

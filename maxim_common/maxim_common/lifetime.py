@@ -8,8 +8,7 @@
   stops, then the node is destroyed, then the context shuts down. rclpy's own handler would
   shut the context down first, under threads that still publish.
 
-maxim_core, maxim_memory, maxim_perception and maxim_bringup never import each other, so each
-holds a copy of this file; test/test_structure.py checks the copies are the same.
+Every node of every Maxim package starts through `run()` here.
 """
 
 import ctypes

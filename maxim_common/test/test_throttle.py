@@ -2,7 +2,7 @@
 
 import pytest
 
-from maxim_memory.throttle import LogThrottle
+from maxim_common.throttle import LogThrottle
 
 
 class Clock:

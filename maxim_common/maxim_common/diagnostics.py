@@ -1,14 +1,21 @@
 """Publishes a node's health on `diagnostics` (diagnostic_msgs/DiagnosticArray) once a second.
 
-A node makes one `Diagnostics(node, component, build)`; `build` returns a health.Health from
-the numbers the node keeps (a pure builder in maxim_perception.health). The status is named
+A node makes one `Diagnostics(node, component, build)`; `build` returns a Health from the
+numbers the node keeps (a pure builder in its package's health.py). The status is named
 '<node name>: <component>', which `maxim check` reads to tell the nodes apart.
 """
 
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-from maxim_perception.conversions import health_to_status
-from maxim_perception.health import ERROR, Health
+from maxim_common.health import ERROR, Health
+
+
+def health_to_status(health: Health, name: str) -> DiagnosticStatus:
+    """A node's Health as a DiagnosticStatus named '<node>: <component>'."""
+    return DiagnosticStatus(
+        level=bytes([health.level]), name=name, message=health.message[:1000],
+        hardware_id=health.hardware_id,
+        values=[KeyValue(key=str(k), value=str(v)) for k, v in health.values.items()])
 
 
 class Diagnostics:
@@ -29,7 +36,7 @@ class Diagnostics:
             # A node part-way through start-up or shutdown; say so rather than go silent.
             return Health(ERROR, f'health unavailable: {type(exc).__name__}: {exc}')
 
-    def status(self):
+    def status(self) -> DiagnosticStatus:
         return health_to_status(self.health(), f'{self._node.get_name()}: {self._component}')
 
     def publish(self) -> None:

@@ -1,4 +1,4 @@
-"""Named QoS profiles of this package's topics (STYLE.md: explicit, in one place)."""
+"""Named QoS profiles of Maxim's topics (STYLE.md: explicit, in one place)."""
 
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
                        ReliabilityPolicy)
@@ -20,3 +20,17 @@ LATCHED = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
 COMMANDS = QoSProfile(depth=5, history=HistoryPolicy.KEEP_LAST,
                       reliability=ReliabilityPolicy.RELIABLE,
                       durability=DurabilityPolicy.VOLATILE)
+
+# Sensor data where only the newest sample matters (attention's camera frames): a deeper
+# queue hands a slow reader frames that are already stale (measured: with the whole 640x480
+# stream delivered, frame-to-attention p95 went to 140 ms with the default depth of 5).
+SENSOR_LATEST = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
+                           reliability=ReliabilityPolicy.BEST_EFFORT,
+                           durability=DurabilityPolicy.VOLATILE)
+
+# Audio blocks as a microphone driver sends them (best effort, matching any publisher), with
+# room for a few seconds of 32 ms blocks while a subscriber's executor is busy: a lost block
+# is a lost word (the hearing node's audio topic).
+AUDIO = QoSProfile(depth=200, history=HistoryPolicy.KEEP_LAST,
+                   reliability=ReliabilityPolicy.BEST_EFFORT,
+                   durability=DurabilityPolicy.VOLATILE)

@@ -1,0 +1,13 @@
+"""What every Maxim package shares, as nav2_util is for navigation2: one copy of each helper.
+
+maxim_core, maxim_memory and maxim_perception never import each other; each may import this
+package, and this package imports none of them. Its modules:
+
+- lifetime: how a node process starts and stops (`run(make_node)`);
+- throttle: rate-limited log lines that count what they held back (no rclpy);
+- qos: the named QoS profiles of Maxim's topics;
+- health: a component's health as plain data (no rclpy, no messages);
+- diagnostics: health as diagnostic_msgs and the `diagnostics` publisher of a node;
+- conversions: header stamps, any message as plain values, joints of a JointState by name;
+- errors: the ToolResult error codes, kept numeric (no message import).
+"""
