@@ -595,8 +595,10 @@ class StandInControllers:
 
         self.commands: list[list[float]] = []
         self.position = list(start)            # head_pan_joint, head_tilt_joint
+        # Deep enough for every command while the probe does not spin (the `ros2 lifecycle
+        # get` calls take seconds on a loaded machine): the first one is checked.
         probe.node.create_subscription(Float64MultiArray, '/head_position_controller/commands',
-                                       self._on_command, 10)
+                                       self._on_command, 1000)
         self._pub = probe.node.create_publisher(JointState, '/joint_states', 10)
         self._msg = JointState
         probe.node.create_timer(0.05, self._publish)

@@ -329,7 +329,16 @@ class SerialServoDriver:
         raise DriverError(message)
 
     def close(self) -> None:
+        import termios
+
         if self._serial is not None:
+            try:
+                # Unsent commands are dropped, not drained: closing a tty waits until its
+                # output is sent, and a board (or a stand-in) that stopped reading would hold
+                # the node's stop for seconds.
+                self._serial.reset_output_buffer()
+            except (OSError, ValueError, termios.error) as exc:
+                self.last_error = f'output flush failed: {exc}'
             try:
                 self._serial.close()
             except OSError as exc:
