@@ -66,7 +66,7 @@ def test_the_fit_finds_the_feature_that_decides():
     assert w['goal'] > 5 * abs(w.get('noise', 0.0))
     assert fitting.top1(np.array([w.get('noise', 0.0), w['goal']]),
                         fitting.matrices(held, ['noise', 'goal'])) >= 0.95
-    assert info['lambda'] in (1e-3, 1e-2, 3e-2, 1e-1)
+    assert info['lambda'] in fitting.LAMBDAS
 
 
 def test_the_fit_refuses_data_with_nothing_right():
@@ -78,21 +78,31 @@ def test_the_fit_refuses_data_with_nothing_right():
 @pytest.mark.slow
 def test_on_the_real_model_the_fitted_chooser_beats_the_hand_weights_on_test(tmp_path):
     """Three test-split situations of every family on gemma-3-270m: the fitted weights (the
-    ones the robot loads) put a right act first in most, and in more than the hand weights
-    and the model's likelihood alone."""
+    ones the robot loads, with the stance examples it ships) put a right act first in most,
+    and in more than the hand weights and the model's likelihood alone, negations in words
+    no dev situation has among them: what it was told to leave be is never what it acts on."""
     import run
     from maxim_core.deliberation import scorers
     from maxim_core.llm.llama import LlamaCppBackend
     from maxim_core.llm.model import resolve_model
     picked = [s for s in generate.generate(per_family=3, seed=11) if s['split'] == 'test']
+    from maxim_core.deliberation.stance import Stance
     backend = LlamaCppBackend(resolve_model(''), n_ctx=2048)
     try:
-        items = run.featurise(picked, backend, None)
+        # The robot's own parts: the sentence model and the stance examples it ships.
+        items = run.featurise(picked, backend, run.sentence_relate(), Stance.load())
     finally:
         backend.close()
     fitted = run.judge(items, run.by_weights(dict(scorers.Weights.load().w)))['overall']
     hand = run.judge(items, run.by_weights(
         dict(scorers.Weights.hand(run.ChoiceConfig()).w)))['overall']
     likely = run.judge(items, run.by_likelihood)['overall']
-    assert fitted['top1'] >= 0.6, fitted
-    assert fitted['top1'] > hand['top1'] and fitted['top1'] > likely['top1']
+    assert fitted['top1'] >= 0.75, fitted
+    assert fitted['top1'] > hand['top1'] + 0.15 and fitted['top1'] > likely['top1'] + 0.25
+    # Told to leave one thing be in words no dev situation has, it never acts on that thing.
+    w = dict(scorers.Weights.load().w)
+    for it in items:
+        if it['family'] == 'negation':
+            chosen = run.pick(it, lambda c: sum(w.get(k, 0.0) * v
+                                                for k, v in c['features'].items()))
+            assert chosen['label'] != 'wrong', (it['id'], chosen['phrase'])

@@ -205,12 +205,15 @@ class Maker:
 
     def __init__(self, split: str, rng: random.Random, robot: str = 'Maxim'):
         self.split, self.rng, self.v, self.robot = split, rng, VOCAB[split], robot
+        self.used: list[str] = []      # the phrasing templates of the situation being made
 
     def pick(self, key, k=1):
         return self.rng.sample(self.v[key], k) if k > 1 else self.rng.choice(self.v[key])
 
     def phrase(self, family):
-        return self.rng.choice(T[family][self.split])
+        t = self.rng.choice(T[family][self.split])
+        self.used.append(f'{family}:{T[family][self.split].index(t)}')
+        return t
 
     def objects(self, k: int) -> list[str]:
         cols = self.rng.sample(self.v['colours'], k)
@@ -514,7 +517,9 @@ def generate(per_family: int = 36, seed: int = 7) -> list[dict]:
             n = 0
             while n < per_family and tries < per_family * 20:
                 tries += 1
+                maker.used = []
                 s = make(maker)
+                s['templates'] = list(maker.used)
                 key = json.dumps({k: s[k] for k in ('percept', 'heard', 'recalled', 'recent')},
                                  sort_keys=True)
                 if key in seen:

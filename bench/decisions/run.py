@@ -44,7 +44,9 @@ import generate  # noqa: E402
 
 from maxim_core.deliberation import scorers  # noqa: E402
 from maxim_core.fear.patterns import call_danger as danger_of  # noqa: E402
-from maxim_core.deliberation.choice import ChoiceConfig, Grounding, RecentAct  # noqa: E402
+from maxim_core.deliberation.choice import (ChoiceConfig, Grounding, RecentAct,  # noqa: E402
+                                            said_words)
+from maxim_core.deliberation.stance import examples_from, Stance, STANCE_FILE  # noqa: E402
 from maxim_core.deliberation.chooser import Chooser  # noqa: E402
 from maxim_core.prompt.diary import Diary, DiaryEntry  # noqa: E402
 from maxim_core.prompt.tools import ToolSpec  # noqa: E402
@@ -141,10 +143,32 @@ def sentence_relate():
 
 
 # -- one pass over the situations on one model ----------------------------------------------------
-def featurise(situations, backend, relate) -> list[dict]:
+def stance_examples(situations, chooser, provenance=None) -> Stance:
+    """The stance's example clauses, from the dev split alone: what was said in each dev
+    moment, and which of the Mind's candidates the moment's labels call right or wrong."""
+    moments = []
+    for s in situations:
+        if s['split'] != 'dev':
+            continue
+        g = grounding_of(s)
+        if not g.heard:
+            continue
+        cands = chooser.candidates(tools_for(s), g)
+        moments.append((said_words(g.heard), g.names(),
+                        [(c.phrase, label(c, s)) for c in cands
+                         if c.tool is not None and 'speech' not in c.sources]))
+    return examples_from(moments, provenance)
+
+
+def featurise(situations, backend, relate, stance: Stance | None = None) -> list[dict]:
+    """Every candidate's features and likelihood, the sentence-model terms measured even
+    where the shipped weights count them 0 (so a fit can weigh them)."""
     out = []
     chooser = Chooser(backend, ChoiceConfig(), relate=relate, danger=danger_of,
-                      weights=scorers.Weights.hand(ChoiceConfig()))
+                      weights=scorers.Weights.hand(ChoiceConfig()), measure_all=True,
+                      stance=stance or Stance())
+    if stance is None:
+        chooser.stance = stance_examples(situations, chooser)
     t0 = time.monotonic()
     for i, s in enumerate(situations):
         g = grounding_of(s)
@@ -160,6 +184,7 @@ def featurise(situations, backend, relate) -> list[dict]:
                                'features': {k: round(v, 5) for k, v in c.features.items()
                                             if v}}
                               for c, r in zip(cands, raw)],
+                    'templates': s.get('templates', []),
                     'arg_tools': sorted({p['tool'] for p in s['right'] if p['args']}),
                     'right_present': any(label(c, s) == 'right' for c in cands)})
         if (i + 1) % 50 == 0:
@@ -313,6 +338,8 @@ def main(argv=None) -> int:
     if a.features:
         prev = json.loads(Path(a.features).read_text())
         items, model_name = prev['items'], prev['model']
+        stance = Stance(tuple(prev.get('stance', {}).get('asked', ())),
+                        tuple(prev.get('stance', {}).get('dismissed', ())))
     else:
         from maxim_core.llm.llama import LlamaCppBackend
         from maxim_core.llm.model import resolve_model
@@ -321,14 +348,20 @@ def main(argv=None) -> int:
         print(f'{len(situations)} situations on {model_name}', flush=True)
         backend = LlamaCppBackend(path, n_ctx=2048)
         try:
-            items = featurise(situations, backend, sentence_relate())
+            stance = stance_examples(situations, Chooser(backend, ChoiceConfig(),
+                                                         stance=Stance()))
+            print(f'stance: {len(stance.asked)} asked and {len(stance.dismissed)} turned-away '
+                  'example clauses from dev', flush=True)
+            items = featurise(situations, backend, sentence_relate(), stance)
         finally:
             backend.close()
     weights_file = scorers.WEIGHTS_FILE
     report = evaluate(items, weights_file)
     run = {'benchmark': 'decisions', 'commit': commit(), 'model': model_name,
            'seed': a.seed, 'per_family': per, 'data_hash': data_hash(situations),
-           'time': time.strftime('%Y-%m-%dT%H:%M:%S'), **report, 'items': items}
+           'time': time.strftime('%Y-%m-%dT%H:%M:%S'), **report,
+           'stance': {'asked': list(stance.asked), 'dismissed': list(stance.dismissed)},
+           'items': items}
     print(table(report))
     t = report['test']
     print(f"\ntest overall: random {t['random']['overall']['top1']:.2f}, likelihood "
@@ -352,6 +385,11 @@ def main(argv=None) -> int:
                 'results': out.name, 'refit_by': './maxim bench decisions --fit'}
         scorers.Weights(report['weights_refit'], 'fitted', prov).save(weights_file)
         print(f'weights -> {weights_file.relative_to(ROOT)}')
+        if stance.ready:
+            Stance(stance.asked, stance.dismissed,
+                   {k: prov[k] for k in ('commit', 'data_hash', 'seed', 'per_family')}
+                   | {'from': 'the dev split', 'refit_by': prov['refit_by']}).save(STANCE_FILE)
+            print(f'stance examples -> {STANCE_FILE.relative_to(ROOT)}')
     return 0
 
 

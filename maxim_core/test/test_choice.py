@@ -84,6 +84,26 @@ def test_arguments_come_only_from_what_is_perceived_remembered_or_said():
             assert not is_template(str(value))
 
 
+READ = ToolSpec('read_file', 'Read a file.', {
+    'type': 'object', 'properties': {'path': {'type': 'string'}}, 'required': ['path']})
+GLOB = ToolSpec('glob', 'Find files.', {
+    'type': 'object', 'properties': {'pattern': {'type': 'string'}}, 'required': ['pattern']})
+GREP = ToolSpec('grep', 'Search text.', {
+    'type': 'object', 'properties': {'pattern': {'type': 'string'}}, 'required': ['pattern']})
+
+
+def test_a_file_argument_is_a_file_name_never_a_word_of_the_moment():
+    g = Grounding(heard='Operator: the disk is full. Free space right now.', someone_there=True,
+                  addressed=True)
+    tools = {c.tool: c for c in CandidateBuilder().build([READ, GLOB, GREP], g)}
+    assert 'read_file' not in tools and 'glob' not in tools      # no file was named
+    assert tools['grep'].args['pattern']                          # a grep pattern is any text
+    g = Grounding(heard='Please read notes.txt and list the logs/ folder and *.log files.',
+                  someone_there=True, addressed=True)
+    paths = {c.args['path'] for c in CandidateBuilder().build([READ], g) if c.tool}
+    assert paths and paths <= {'notes.txt', 'logs/', '*.log'}, paths
+
+
 def test_nobody_there_nobody_spoken_to():
     g = Grounding(percept='A cup stands on the table.', objects=['cup'])
     tools = {c.tool for c in CandidateBuilder().build([SAY, TRACK], g)}
@@ -449,6 +469,31 @@ def test_the_bar_to_act_rises_only_with_acts_that_brought_no_news():
     assert t[WAIT].total == ChoiceConfig().effort * 2
     # The read-only tool that just told nothing is dull for a while.
     assert t['examine key'].habit >= ChoiceConfig().habit_dull
+
+
+def test_a_question_sharing_no_word_with_memory_is_answered_from_the_line_closest_in_meaning():
+    lines = ['A person said to me: "My name is Greta."', 'Later Yuki waved at someone.']
+    g = Grounding(heard='The user says: "Who am I, do you recall?"', someone_there=True,
+                  addressed=True, recalled=lines)
+    # The sentence model's reading, here a stand-in that knows names answer "who"; the
+    # model's surprise makes the name, not 'said' or 'name', the answer of its line.
+    rare = {' greta': -15.0, ' yuki': -15.0, ' said': -3.0, ' name': -4.0}
+    asked = []
+
+    def relate(text, phrases):
+        asked.append(text)
+        return [0.6 if 'name' in p else 0.1 for p in phrases]
+    chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: rare.get(c, -6.0)),
+                      relate=relate)
+    says = [c for c in chooser.candidates([SAY], g) if c.args.get('text')]
+    assert [(c.args['text'], c.sources) for c in says] == \
+        [('greta', ('memory', 'speech', 'related'))]
+    assert asked == ['Who am I, do you recall?']
+    assert g.related[lines[0]] == 0.6
+    # No sentence model: nothing but the words memory shares (none here).
+    g2 = Grounding(heard=g.heard, someone_there=True, addressed=True, recalled=lines)
+    plain = Chooser(ScriptedBackend([''], scorer=lambda p, c: rare.get(c, -6.0)))
+    assert not [c for c in plain.candidates([SAY], g2) if c.args.get('text')]
 
 
 def test_memory_that_links_the_question_to_a_value_fills_the_argument_and_the_answer():

@@ -332,6 +332,22 @@ def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
     return sorted(tied, key=lambda v: (-shared(v), distance(v), order[v]))
 
 
+def related_values(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
+    """Those of `values` in the recalled line the sentence model finds closest to what a
+    person said (`g.related`), that neither the moment nor `about` holds, the most surprising
+    to the model first: memory's answer to a question that shares no word with it ("Who am
+    I?" -> the line 'my name is Greta' -> 'greta', rarer than 'name' or 'said')."""
+    if not g.related:
+        return []
+    best = max(g.related, key=lambda ln: g.related[ln])
+    line = memory_content(best).lower()
+    here = {_stem(w) for w in content_words(
+        f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name} {about}')}
+    near = [v for v in values if re.search(rf'\b{re.escape(v.lower())}\b', line)
+            and not ({_stem(w) for w in content_words(v)} or {_stem(v.lower())}) <= here]
+    return sorted(near, key=lambda v: -g.surprise.get(v, 0.0))
+
+
 def tied_first(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
     """`values` with those `tied_to` `about` first."""
     tied = tied_to(values, g, about)
@@ -349,11 +365,6 @@ def addresses(phrase: str, blocks: set[str]) -> bool:
     return False
 
 
-# Where a negated clause ends: a mark, or a word that turns to what is to be done instead.
-_CLAUSE_END = re.compile(r'[.;,!?:]|\b(?:but|instead|just|only|rather|then|and)\b',
-                         re.IGNORECASE)
-
-
 def avoided(text: str) -> set[str]:
     """Roots of what a goal or a person says not to do: the word after 'without', 'never',
     'not', "don't", 'avoid' ("leave without waking the guard" -> {'wak'})."""
@@ -363,27 +374,6 @@ def avoided(text: str) -> set[str]:
         if word not in _STOP and len(word) >= 3:
             out.add(_root(word))
     return out
-
-
-def negated(text: str) -> set[str]:
-    """Roots of the whole clauses a goal or a person says not to do, up to the clause's
-    end, less the words the rest of the text asks for ("don't look at the red ball; look at
-    the cup" -> {'red', 'ball'}: the look is asked for, the red ball is not)."""
-    out, spans = set(), []
-    for m in _NEGATED.finditer(text or ''):
-        rest = (text or '')[m.start(1):]
-        end = _CLAUSE_END.search(rest)
-        stop = m.start(1) + (end.start() if end else len(rest))
-        spans.append((m.start(), stop))
-        out |= {_root(w) for w in content_words(text[m.start(1):stop])}
-    if not out:
-        return out
-    kept, at = [], 0
-    for a, b in spans:
-        kept.append(text[at:a])
-        at = b
-    kept.append(text[at:])
-    return out - {_root(w) for w in content_words(' '.join(kept))}
 
 
 _HURT = re.compile(r'\b(?:hurt\w*|pain\w*|burn\w*|ouch|injur\w*|harm\w*|sting\w*)\b',
@@ -432,6 +422,10 @@ _DETERMINERS = frozenset('a an the this that these those my your his her its our
                          'another every'.split())
 _CODE_NUMBER = re.compile(r'(?<![\d.])\d{3,12}(?!\d|\.\d)')
 _FILE_NAME = re.compile(r'\b[\w-]+\.[a-z0-9]{1,5}\b', re.IGNORECASE)
+# A parameter that takes a file, a folder or a file pattern (by its schema name; a glob
+# tool's 'pattern' too, where a grep tool's 'pattern' is any text).
+_PATH_KEY = re.compile(r'(?:^|_)(?:path|paths|file|filename|dir|directory|folder|glob)'
+                       r'(?:$|_)', re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'.-]*|[^\sA-Za-z0-9]")
 
 
@@ -567,6 +561,9 @@ class Grounding:
     someone_there: bool = False             # a person is there to talk to
     addressed: bool = False                 # what was heard is said to the robot
     salient: Sequence[str] = ()             # memory_terms ranked (Chooser.candidates)
+    surprise: Mapping[str, float] = field(default_factory=dict)  # memory word -> the model's
+    related: Mapping[str, float] = field(default_factory=dict)   # recalled line -> sentence-
+    #                                         model similarity to what a person said
     from_tool: bool = False                 # the percept is a tool's result
     states: Mapping[str, Mapping] = field(default_factory=dict)   # thing -> its last state
     changed: Mapping[tuple, bool] = field(default_factory=dict)   # (thing, state) -> set to,
@@ -978,10 +975,16 @@ class CandidateBuilder:
             if question and not INTERROGATIVE.search(question) and \
                     {_stem(w) for w in content_words(said_words(question))} & things:
                 question = ''
-            linked = tied_to(g.memory_terms(12, ranked=False), g, question) if question else []
-            for i, term in enumerate(linked[:2]):
+            terms = g.memory_terms(12, ranked=False)
+            linked = tied_to(terms, g, question)[:2] if question else []
+            # And what the line closest in meaning holds (the sentence model's reading):
+            # both are proposed, the fit on the decision benchmark weighs each source.
+            near = related_values(terms, g, question)[:1] if question else []
+            for i, term in enumerate(linked + [t for t in near if t not in linked]):
                 out.append(Candidate(name, {key: term}, _phrase(name, {key: term}),
-                                     ('memory', 'speech') + (('tied_first',) if i == 0 else ())))
+                                     ('memory', 'speech')
+                                     + (('tied_first',) if i == 0 and linked else ())
+                                     + (('related',) if term in near else ())))
             return out
         string_keys = [k for k, p in props.items()
                        if p.get('type') == 'string' and 'enum' not in p]
@@ -1017,6 +1020,11 @@ class CandidateBuilder:
         values = []
         if re.search(r'command|cmd|script|shell', key):
             values += commands          # a command line is never a noun of the moment
+        elif _PATH_KEY.search(key) or key == 'pattern' and 'glob' in owner:
+            # A file, folder or file pattern is given by its name ("notes.txt", "logs/",
+            # "*.log"): a word of the moment that names none is no path ('read_file
+            # "full disk"' for "the disk is full").
+            values += [v for v in pool if _FILE_NAME.fullmatch(v) or re.search(r'[/*]', v)]
         else:
             values += pool
         tied: list[str] = []

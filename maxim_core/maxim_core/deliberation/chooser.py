@@ -7,8 +7,8 @@ from typing import Any, Callable, Mapping, Sequence
 from maxim_core.deliberation import scorers
 from maxim_core.deliberation.choice import (_stem, Candidate, CandidateBuilder, ChoiceConfig,
                                             content_words, Grounding, hurt_before,
-                                            is_template, NEUTRAL_PREFIX, same_words,
-                                            SAY_GRAMMAR)
+                                            is_template, memory_content, NEUTRAL_PREFIX,
+                                            said_words, same_words, SAY_GRAMMAR)
 from maxim_core.prompt.diary import Diary, own_words
 
 
@@ -20,10 +20,13 @@ class Chooser:
     def __init__(self, backend, config: ChoiceConfig = ChoiceConfig(),
                  tool_prior: Callable[[str], float] | None = None, weights=None,
                  relate: Callable[[str, Sequence[str]], Sequence[float]] | None = None,
-                 danger: Callable[[str, Mapping], float] | None = None):
+                 danger: Callable[[str, Mapping], float] | None = None,
+                 stance: 'scorers.st.Stance | None' = None, measure_all: bool = False):
         """`weights`: a `scorers.Weights` (default: `ChoiceConfig.weights`, 'fitted' or
         'hand'); `relate(text, phrases)`: the sentence model's similarities, when one runs;
-        `danger(tool, args)`: how dangerous the fear gate's patterns find a call."""
+        `danger(tool, args)`: how dangerous the fear gate's patterns find a call; `stance`:
+        the example clauses of stance.py (default: stance.json); `measure_all`: ask the
+        sentence model even for terms the weights count 0 (the benchmark measures them all)."""
         self.backend = backend
         self.config = config
         self.builder = CandidateBuilder(config)
@@ -33,6 +36,8 @@ class Chooser:
             weights = scorers.Weights.hand(config) if config.weights == 'hand' else \
                 scorers.Weights.load(config.weights_path or scorers.WEIGHTS_FILE)
         self.weights = weights
+        self.stance = stance if stance is not None else scorers.st.Stance.load()
+        self.measure_all = measure_all
         self._neutral: dict[str, float] = {}
         self._surprise: dict[str, float] = {}
         # What memory said hurt stays feared for a while after the line is no longer
@@ -66,8 +71,11 @@ class Chooser:
         hurt = set(self._feared)
         self._feared = {r: n - 1 for r, n in self._feared.items() if n > 1}
         # The sentence model is asked only when its term counts (a service call per weighing).
-        relate = self.relate if self.weights.w.get('similarity') else None
-        m = scorers.Moment(g, cands, thought, hurt, relate=relate, danger=self.danger)
+        w = self.weights.w
+        relate = self.relate if self.measure_all or w.get('similarity') else None
+        m = scorers.Moment(g, cands, thought, hurt, relate=relate, danger=self.danger,
+                           stance=self.stance, stance_relate=self.relate
+                           if self.measure_all or w.get('stance') else None)
         W = self.weights
         asked_for: dict[str, float] = {}       # tool -> what was asked of it, held back
         for c in cands:
@@ -114,6 +122,7 @@ class Chooser:
         neutral likelihoods computed ahead: that short call would otherwise evict the diary
         from the model's cache between the thought and the decision."""
         self._rank_memory_terms(g)
+        self._relate_lines(g)
         cands = self.builder.build(tools, g)
         wait = [c for c in cands if c.tool is None]
         acts = [c for c in cands if c.tool is not None]
@@ -143,6 +152,18 @@ class Chooser:
             for m, lp, n in zip(missing, done.logprobs, done.token_counts):
                 self._surprise[m] = -float(lp)
         g.salient = tuple(sorted(words, key=lambda w: -self._surprise[f' {w}'])[:keep])
+        g.surprise = {w: self._surprise[f' {w}'] for w in words}
+
+    def _relate_lines(self, g: Grounding) -> None:
+        """How close in meaning each recalled line is to what a person said (the sentence
+        model, when one runs): memory's answer to a question that shares no word with it."""
+        g.related = {}
+        if self.relate is None or not g.heard or not g.recalled or '?' not in g.heard:
+            return
+        lines = list(g.recalled)
+        sims = self.relate(said_words(g.heard), [memory_content(ln)[:300] for ln in lines[:64]])
+        if sims is not None and len(sims) == len(lines[:64]):
+            g.related = {ln: float(s) for ln, s in zip(lines, sims)}
 
     def decide(self, cands: list[Candidate], g: Grounding, prompt: str, thought: str = ''
                ) -> tuple[Candidate | None, list[Candidate], int]:

@@ -704,8 +704,7 @@ class Deliberator:
             answer = {'reasoning': thought, 'ready_to_act': action is not None,
                       'action': action, 'why': why_chosen(
                           order, g, chooser.config, chooser.weights.w.get('relevance', 0.0),
-                          min(chooser.weights.w.get('avoid', 0.0),
-                              chooser.weights.w.get('avoid_verb', 0.0)))}
+                          chooser.weights.w.get('avoid', 0.0))}
             done.prompt_tokens = tokens
             return answer, done, attempt + 1, llm_s, [c.as_dict() for c in ranked[:8]]
         assert last is not None

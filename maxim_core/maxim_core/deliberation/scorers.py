@@ -21,6 +21,7 @@ import re
 from typing import Callable, Mapping, Sequence
 
 from maxim_core.deliberation import choice as ch
+from maxim_core.deliberation import stance as st
 
 WEIGHTS_FILE = Path(__file__).with_name('weights.json')
 
@@ -39,6 +40,8 @@ class Moment:
     hurt: set = field(default_factory=set)          # roots of acts memory says hurt
     relate: Callable[[str, Sequence[str]], Sequence[float]] | None = None
     danger: Callable[[str, Mapping], float] | None = None
+    stance: 'st.Stance | None' = None               # example clauses (stance.py)
+    stance_relate: Callable[[str, Sequence[str]], Sequence[float]] | None = None
 
     def __post_init__(self):
         g = self.g
@@ -46,7 +49,6 @@ class Moment:
         self.asked = self.goal_stems | {ch._stem(w) for w in ch.content_words(
             f'{g.scene} {"" if g.from_tool else g.percept}')}
         self.avoid = ch.avoided(f'{g.goal}. {g.heard}')
-        self.negated = ch.negated(f'{g.goal}. {ch.said_words(g.heard)}')
         # Recalled lines that name an act as done, not as failed.
         self.recalled = ' '.join(ln for ln in g.recalled if not ch._FAILED.search(ln)).lower()
         # Memory that links what is asked to a value ("the password of the door is ...").
@@ -133,6 +135,16 @@ class Moment:
             sims = self.relate(g.heard, [c.phrase for c in acts]) if acts else None
             for c, s in zip(acts, sims or ()):
                 self.similarity[id(c)] = float(s)
+        # How the words about each act's thing take it: asked for or turned away. Only an
+        # act on a thing has one ("turn my head right" shares 'right' with "right now").
+        self.stance_of: dict[int, float] = {}
+        if self.stance is not None and g.heard:
+            self.stance_of = st.stances(
+                self.stance, self.stance_relate, ch.said_words(g.heard), g.names(),
+                {id(c): c.phrase for c in self.cands
+                 if c.tool is not None and 'speech' not in c.sources
+                 and (any(ch.verb_on(c.tool, t) for t in self.things) or any(
+                     str(v).strip().lower() in self.things for v in c.args.values()))})
 
 
 # -- the scorers: one term each ------------------------------------------------------------
@@ -180,19 +192,6 @@ def goal(c, m: Moment) -> float:
 def avoid(c, m: Moment) -> float:
     """The act shares the word a goal or a person says not to do ("without waking")."""
     return 0.0 if moot_goal(c, m) else float(bool(m.avoid and _roots(c) & m.avoid))
-
-
-def avoid_verb(c, m: Moment) -> float:
-    """The act's verb is in a clause said not to be done ("don't open the chest": open)."""
-    verb = ch.content_words(c.phrase)[:1]
-    return float(bool(verb) and ch._root(verb[0]) in m.negated)
-
-
-def avoid_thing(c, m: Moment) -> float:
-    """What the act is on is in a clause said not to be done, and nowhere else in what was
-    said ("don't look at the red ball; look at the cup": the red ball)."""
-    return float(bool(m.negated and set(map(ch._root, ch.content_words(c.phrase)[1:]))
-                      & m.negated))
 
 
 def hurt(c, m: Moment) -> float:
@@ -333,6 +332,13 @@ def similarity(c, m: Moment) -> float:
     return m.similarity.get(id(c), 0.0)
 
 
+def stance(c, m: Moment) -> float:
+    """How the clause of what was said that the act answers takes it: above 0 asked for
+    ("face the cup"), below 0 turned away ("leave the mug alone"); 0 when no clause names
+    it (stance.py)."""
+    return m.stance_of.get(id(c), 0.0)
+
+
 def danger(c, m: Moment) -> float:
     """How dangerous the fear gate's patterns find the call (0..1)."""
     return float(m.danger(c.tool, c.args)) if m.danger is not None else 0.0
@@ -360,6 +366,12 @@ def memory_answer(c, m: Moment) -> float:
     """The argument is the value memory ties first to what is asked or to the parameter
     (the code told with the thing at hand, the name told after "my name is")."""
     return float('tied_first' in c.sources)
+
+
+def related_answer(c, m: Moment) -> float:
+    """The answer is in the recalled line closest in meaning to what was said (the sentence
+    model's reading, where `memory_answer` is the line sharing its words)."""
+    return float('related' in c.sources)
 
 
 def recall(c, m: Moment) -> float:
@@ -394,14 +406,14 @@ def wait_heard(c, m: Moment) -> float:
 
 ACT_SCORERS: dict[str, Callable] = {
     'relevance': relevance, 'value': value, 'goal': goal, 'avoid': avoid,
-    'avoid_verb': avoid_verb, 'avoid_thing': avoid_thing, 'hurt': hurt,
+    'hurt': hurt,
     'obstacle': obstacle, 'memory_tool': memory_tool, 'memory_link': memory_link,
     'resume': resume, 'moot': moot, 'restore': restore, 'frontier': frontier,
     'answer': answer, 'intent': intent, 'pain': pain, 'similarity': similarity,
     'danger': danger, 'speech_unasked': speech_unasked, 'act_unasked': act_unasked,
     'recall': recall, 'novel': novel, 'addressed': addressed,
     'named_act': named_act, 'memory_answer': memory_answer, 'referent': referent,
-    'asks_what': asks_what,
+    'asks_what': asks_what, 'stance': stance, 'related_answer': related_answer,
 }
 HABITS = ('done', 'failed', 'tool_used', 'dull')
 WAIT_SCORERS: dict[str, Callable] = {
