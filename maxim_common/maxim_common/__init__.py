@@ -8,6 +8,8 @@ package, and this package imports none of them. Its modules:
 - qos: the named QoS profiles of Maxim's topics;
 - health: a component's health as plain data (no rclpy, no messages);
 - diagnostics: health as diagnostic_msgs and the `diagnostics` publisher of a node;
-- conversions: header stamps, any message as plain values, joints of a JointState by name;
+- conversions: header stamps, any message as plain values (and back), joints of a JointState
+  by name;
+- params: parameters declared from a table of defaults, descriptions and (low, high) ranges;
 - errors: the ToolResult error codes, kept numeric (no message import).
 """

@@ -38,3 +38,21 @@ class LogThrottle:
     def pending(self) -> dict[str, int]:
         """Suppressed lines not yet reported, by key."""
         return dict(self._muted)
+
+
+class ThrottledLog:
+    """A logger's calls behind a LogThrottle: `log(kind, text)` writes at most one line per
+    kind every `period_s` (the next one counting what was held back), on `error` when asked
+    (`log(kind, text, error=True)`), else on `warn`. The node hands its logger's methods in."""
+
+    def __init__(self, warn: Callable[[str], None], period_s: float = 2.0,
+                 error: Callable[[str], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.throttle = LogThrottle(period_s, clock)
+        self._warn = warn
+        self._error = error or warn
+
+    def __call__(self, kind: str, text: str, error: bool = False) -> None:
+        line = self.throttle(kind, text)
+        if line is not None:
+            (self._error if error else self._warn)(line)

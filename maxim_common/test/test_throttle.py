@@ -2,7 +2,7 @@
 
 import pytest
 
-from maxim_common.throttle import LogThrottle
+from maxim_common.throttle import LogThrottle, ThrottledLog
 
 
 class Clock:
@@ -38,3 +38,20 @@ def test_kinds_are_throttled_apart():
 def test_the_period_must_be_positive():
     with pytest.raises(ValueError):
         LogThrottle(0.0)
+
+
+def test_a_throttled_log_writes_on_the_level_asked():
+    clock = Clock()
+    warned, errors = [], []
+    log = ThrottledLog(warned.append, 1.0, errors.append, clock=clock)
+    for _ in range(3):
+        log('bad', 'a bad image')
+        log('worse', 'an unreadable image', error=True)
+    assert warned == ['a bad image'] and errors == ['an unreadable image']
+    assert log.throttle.suppressed_total == 4
+    clock.t = 1.0
+    log('bad', 'a bad image')
+    assert warned[-1] == 'a bad image (2 more like it suppressed since the last one)'
+    only_warn = ThrottledLog(warned.append, clock=clock)
+    only_warn('x', 'an error with no error logger', error=True)
+    assert warned[-1] == 'an error with no error logger'

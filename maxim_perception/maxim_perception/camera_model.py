@@ -153,6 +153,21 @@ class CameraModel:
         }
 
 
+class FovModels:
+    """CameraModels made from a horizontal field of view for the image size asked, the last
+    one kept (a stream's size rarely changes): for images that come without a CameraInfo."""
+
+    def __init__(self, hfov_deg: float):
+        self.hfov_rad = math.radians(hfov_deg)
+        self._last: CameraModel | None = None
+
+    def __call__(self, width: int, height: int) -> CameraModel:
+        model = self._last
+        if model is None or (model.width, model.height) != (width, height):
+            model = self._last = CameraModel(width, height, self.hfov_rad)
+        return model
+
+
 def _direction(pan: float, tilt: float) -> tuple[float, float, float]:
     """Unit (forward, left, up) vector for a pan/tilt (positive tilt looks down)."""
     if not (math.isfinite(pan) and math.isfinite(tilt)):
