@@ -5,6 +5,7 @@ Images go through numpy buffers (np.frombuffer / reshape / tobytes), never per-p
 """
 
 import array
+import json
 
 from builtin_interfaces.msg import Duration as DurationMsg, Time as TimeMsg
 import cv2
@@ -298,6 +299,17 @@ def camera_info_to_msg(model: CameraModel, frame_id: str = '',
     return msg
 
 
+def camera_info_dict_to_msg(info: dict, frame_id: str, stamp: TimeMsg) -> CameraInfo:
+    """A CameraInfo from its fields as a dict (width, height, distortion_model, d, k, r, p:
+    the simulated head's camera_info())."""
+    msg = CameraInfo()
+    msg.header.stamp, msg.header.frame_id = stamp, frame_id
+    msg.width, msg.height = info['width'], info['height']
+    msg.distortion_model = info['distortion_model']
+    msg.d, msg.k, msg.r, msg.p = info['d'], info['k'], info['r'], info['p']
+    return msg
+
+
 def msg_to_camera_model(msg: CameraInfo) -> CameraModel:
     """The pinhole model of a CameraInfo (its K; distortion is ignored)."""
     return CameraModel.from_k(int(msg.width), int(msg.height), list(msg.k))
@@ -366,6 +378,37 @@ def percept_to_msg(summary: PerceptSummary, percept_id: str, stamp: TimeMsg | No
     msg.novelty = float(summary.novelty)
     msg.salience = float(summary.salience)
     return msg
+
+
+def scene_summary_to_response(summary: dict, last: AttentionResult | None,
+                              include_attention: bool, response):
+    """AttentionCore.scene_summary (and the last result, for the attention state) as the
+    SceneSummary response: ERROR_UNAVAILABLE before the first frame."""
+    response.available = bool(summary['available'])
+    response.narrative = summary['narrative']
+    response.result_json = json.dumps(summary)
+    if not response.available:
+        response.error_code = response.ERROR_UNAVAILABLE
+        response.error_msg = 'no camera frame processed yet'
+        return response
+    response.targets = [target_dict_to_msg(d) for d in summary['targets']]
+    if include_attention and last is not None:
+        response.attention = attention_to_msg(last)
+    response.error_code = response.ERROR_NONE
+    return response
+
+
+def joint_state_pose(msg: JointState, pan_joint: str, tilt_joint: str,
+                     previous: tuple[float, float]) -> tuple[float, float]:
+    """The head's (pan, tilt) in a JointState, by joint name; a joint it does not carry keeps
+    its `previous` value. IndexError: fewer positions than names."""
+    names = list(msg.name)
+    pan, tilt = previous
+    if pan_joint in names:
+        pan = float(msg.position[names.index(pan_joint)])
+    if tilt_joint in names:
+        tilt = float(msg.position[names.index(tilt_joint)])
+    return pan, tilt
 
 
 def heard_to_msg(heard, percept_id: str = '', stamp: TimeMsg | None = None) -> Utterance:
