@@ -4,7 +4,8 @@ maxim_core, maxim_memory and maxim_perception never import each other; each may 
 package, and this package imports none of them. Its modules:
 
 - lifetime: how a node process starts and stops (`run(make_node)`);
-- throttle: rate-limited log lines that count what they held back (no rclpy);
+- throttle: rate-limited log lines that count what they held back, and Python logging on a
+  node's logger (no rclpy);
 - qos: the named QoS profiles of Maxim's topics;
 - health: a component's health as plain data (no rclpy, no messages);
 - diagnostics: health as diagnostic_msgs and the `diagnostics` publisher of a node;
