@@ -12,5 +12,6 @@ package, and this package imports none of them. Its modules:
 - conversions: header stamps, any message as plain values (and back), joints of a JointState
   by name;
 - params: parameters declared from a table of defaults, descriptions and (low, high) ranges;
-- errors: the ToolResult error codes, kept numeric (no message import).
+- errors: the ToolResult error codes, kept numeric (no message import);
+- futures: waiting on an rclpy future from a worker thread (no rclpy).
 """
