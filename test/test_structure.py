@@ -1,6 +1,6 @@
 """The shape of the code: packages that never import each other but share maxim_common, no
-import circles, pure parts that stay free of ROS, one mind composed once, and a node that only
-translates.
+import circles, pure parts that stay free of ROS, one mind composed once, and nodes that only
+translate (ROS in nodes/ and conversions.py alone, at most 250 lines a node file).
 
 Every import counts, at module level or inside a function: a lazy import still ties two
 modules together."""
@@ -15,7 +15,9 @@ PACKAGES = ('maxim_common', 'maxim_core', 'maxim_memory', 'maxim_perception', 'm
 # The modules of maxim_common that import no rclpy and no message package: a pure core may use
 # them and stays pure.
 PURE_COMMON = {'maxim_common', 'maxim_common.conversions', 'maxim_common.errors',
-               'maxim_common.health', 'maxim_common.throttle'}
+               'maxim_common.futures', 'maxim_common.health', 'maxim_common.throttle'}
+# A node file (<package>/<package>/nodes/*.py) that only translates fits in this many lines.
+NODE_FILE_MAX_LINES = 250
 
 
 def modules(package):
@@ -148,7 +150,7 @@ def test_the_agent_node_only_translates():
     path = os.path.join(WS, 'maxim_core', 'maxim_core', 'nodes', 'agent_node.py')
     with open(path, encoding='utf-8') as f:
         text = f.read()
-    assert len(text.splitlines()) <= 250
+    assert len(text.splitlines()) <= NODE_FILE_MAX_LINES
     tree = ast.parse(text)
     names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     # No thinking, inbox, idle or parsing logic of its own.
@@ -156,3 +158,28 @@ def test_the_agent_node_only_translates():
                         '_idle_retrieve', '_drive_state', '_ask', 'thought_to_msg'}
     assert 'json' not in {a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
                           for a in n.names}
+
+
+@pytest.mark.parametrize('package', [p for p in PACKAGES if p != 'maxim_common'])
+def test_every_node_file_only_translates_within_250_lines(package):
+    """A file in <package>/<package>/nodes/ declares parameters, creates the ROS endpoints,
+    translates messages and calls the pure core: at most NODE_FILE_MAX_LINES lines. What
+    grows past that is logic for the package's pure modules (head/, conversions.py...)."""
+    folder = os.path.join(WS, package, package, 'nodes')
+    sizes = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith('.py'):
+            with open(os.path.join(folder, name), encoding='utf-8') as f:
+                sizes[name] = len(f.read().splitlines())
+    assert sizes
+    assert {n: lines for n, lines in sizes.items() if lines > NODE_FILE_MAX_LINES} == {}
+
+
+@pytest.mark.parametrize('package', ('maxim_core', 'maxim_memory', 'maxim_perception'))
+def test_only_the_nodes_and_the_conversions_import_ros(package):
+    """What a node moves out (its schedule, supervision, parameter table, state machine) goes
+    to a pure module: outside nodes/ and conversions.py, no rclpy and no message package."""
+    bad = {m: sorted(ros_names(GRAPH[m])) for m in GRAPH if m.split('.')[0] == package
+           and not m.startswith(f'{package}.nodes') and m != f'{package}.conversions'
+           and ros_names(GRAPH[m])}
+    assert bad == {}

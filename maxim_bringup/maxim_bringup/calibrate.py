@@ -202,10 +202,10 @@ def _write(path: str, text: str) -> None:
 
 def head_params(params_file: str) -> dict:
     """The head controller's parameters from a params file, over the node's defaults."""
-    from maxim_perception.nodes.head_controller_node import _PARAMS
+    from maxim_perception.head.params import PARAMS
 
     from maxim_bringup.params import for_node, load_params
-    values = {name: spec[0] for name, spec in _PARAMS.items()}
+    values = {name: spec[0] for name, spec in PARAMS.items()}
     values.update(for_node(load_params(params_file), 'head_controller'))
     return values
 

@@ -68,7 +68,8 @@ def test_the_dry_run_writes_a_params_file_the_head_controller_reads(tmp_path):
     written file handed to the head controller node as launch hands it (--params-file)."""
     import rclpy
 
-    from maxim_perception.nodes.head_controller_node import _PARAMS, HeadControllerNode
+    from maxim_perception.head.params import PARAMS as _PARAMS
+    from maxim_perception.nodes.head_controller_node import HeadControllerNode
 
     params = robot_copy(tmp_path)
     done = subprocess.run(

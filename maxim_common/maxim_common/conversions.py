@@ -1,5 +1,5 @@
-"""Conversions every package needs: a header stamp in seconds, any message as plain values,
-joints of a JointState by name.
+"""Conversions every package needs: a header stamp in seconds (and its age), any message as plain
+values and back, joints of a JointState by name.
 
 Duck-typed: this module imports no rclpy and no message package, so a pure core (the
 ros2_control driver, a health builder) may use it; the nodes pass the message objects in.
@@ -13,6 +13,15 @@ def stamp_to_seconds(stamp) -> float:
     return float(stamp.sec) + float(stamp.nanosec) * 1e-9
 
 
+def stamp_age_s(stamp, now_ns: int) -> float:
+    """Seconds between a (valid) header stamp and now (`now_ns`, nanoseconds on the same
+    clock); 0 for an unset one. Plain float arithmetic: no stamp, however far off, raises
+    here."""
+    if stamp.sec == 0 and stamp.nanosec == 0:
+        return 0.0
+    return now_ns * 1e-9 - stamp_to_seconds(stamp)
+
+
 def msg_to_dict(msg):
     """Any rosidl message (nested, with sequences) as plain dicts, lists and scalars."""
     if hasattr(msg, 'get_fields_and_field_types'):
@@ -21,6 +30,21 @@ def msg_to_dict(msg):
         return [msg_to_dict(v) for v in msg]
     if hasattr(msg, 'tolist'):  # numpy arrays from numeric sequences
         return msg.tolist()
+    return msg
+
+
+def fill_msg(msg, fields: dict):
+    """Set the fields of a rosidl message from a dict (nested messages from nested dicts);
+    unknown keys are a ValueError. The message, for chaining."""
+    known = msg.get_fields_and_field_types()
+    for key, value in fields.items():
+        if key not in known:
+            raise ValueError(f'{type(msg).__name__} has no field {key!r}')
+        current = getattr(msg, key)
+        if hasattr(current, 'get_fields_and_field_types') and isinstance(value, dict):
+            fill_msg(current, value)
+        else:
+            setattr(msg, key, value)
     return msg
 
 

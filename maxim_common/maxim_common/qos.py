@@ -34,3 +34,14 @@ SENSOR_LATEST = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
 AUDIO = QoSProfile(depth=200, history=HistoryPolicy.KEEP_LAST,
                    reliability=ReliabilityPolicy.BEST_EFFORT,
                    durability=DurabilityPolicy.VOLATILE)
+
+# joint_states from the simulated head: reliable, so robot_state_publisher and rviz (reliable
+# subscribers) hear it.
+JOINT_STATES = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
+                          reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.VOLATILE)
+
+# Sim time on `clock`: reliable, only the newest matters.
+CLOCK = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
+                   reliability=ReliabilityPolicy.RELIABLE,
+                   durability=DurabilityPolicy.VOLATILE)

@@ -9,7 +9,8 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
 from sensor_msgs.msg import JointState
 
-from maxim_common.conversions import joint_values, msg_to_dict, stamp_to_seconds
+from maxim_common.conversions import (fill_msg, joint_values, msg_to_dict, stamp_age_s,
+                                      stamp_to_seconds)
 from maxim_common.diagnostics import health_to_status
 from maxim_common.health import ERROR, Health, not_ready, WARN
 
@@ -51,3 +52,19 @@ def test_health_becomes_a_diagnostic_status():
     assert len(st.message) == 1000 and st.hardware_id == 'cam0'
     assert [(kv.key, kv.value) for kv in st.values] == [('fps', '3.5')]
     assert not_ready('the model').level == WARN
+
+
+def test_a_stamps_age_is_now_minus_it_and_an_unset_stamp_has_none():
+    assert stamp_age_s(Time(sec=10, nanosec=500_000_000), 12 * 10**9) == pytest.approx(1.5)
+    assert stamp_age_s(Time(), 12 * 10**9) == 0.0
+    assert stamp_age_s(Time(sec=2**31 - 1), 0) < 0        # far in the future: no raise
+
+
+def test_a_dict_fills_a_message_and_unknown_fields_are_named():
+    msg = fill_msg(JointState(), {'name': ['pan'], 'position': [0.5],
+                                  'header': {'frame_id': 'base', 'stamp': {'sec': 3}}})
+    assert list(msg.name) == ['pan'] and list(msg.position) == [0.5]
+    assert msg.header.frame_id == 'base' and msg.header.stamp.sec == 3
+    assert msg_to_dict(fill_msg(JointState(), msg_to_dict(msg))) == msg_to_dict(msg)
+    with pytest.raises(ValueError, match="JointState has no field 'effort_x'"):
+        fill_msg(JointState(), {'effort_x': [1.0]})

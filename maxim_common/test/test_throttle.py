@@ -2,7 +2,7 @@
 
 import pytest
 
-from maxim_common.throttle import LogThrottle
+from maxim_common.throttle import LoggerHandler, LogThrottle, ThrottledLog
 
 
 class Clock:
@@ -38,3 +38,59 @@ def test_kinds_are_throttled_apart():
 def test_the_period_must_be_positive():
     with pytest.raises(ValueError):
         LogThrottle(0.0)
+
+
+def test_a_throttled_log_writes_on_the_level_asked():
+    clock = Clock()
+    warned, errors = [], []
+    log = ThrottledLog(warned.append, 1.0, errors.append, clock=clock)
+    for _ in range(3):
+        log('bad', 'a bad image')
+        log('worse', 'an unreadable image', error=True)
+    assert warned == ['a bad image'] and errors == ['an unreadable image']
+    assert log.throttle.suppressed_total == 4
+    clock.t = 1.0
+    log('bad', 'a bad image')
+    assert warned[-1] == 'a bad image (2 more like it suppressed since the last one)'
+    only_warn = ThrottledLog(warned.append, clock=clock)
+    only_warn('x', 'an error with no error logger', error=True)
+    assert warned[-1] == 'an error with no error logger'
+
+
+def test_a_long_line_is_cut_saying_how_much():
+    lines = []
+    log = ThrottledLog(lines.append, max_chars=10)
+    log('bad', 'x' * 25)
+    assert lines == ['xxxxxxxxxx … (15 more characters)']
+
+
+def test_python_log_records_go_to_the_node_logger_once():
+    import logging
+
+    class Logger:
+        def __init__(self):
+            self.lines = []
+
+        def info(self, text):
+            self.lines.append(('info', text))
+
+        def warning(self, text):
+            self.lines.append(('warning', text))
+
+        def error(self, text):
+            self.lines.append(('error', text))
+
+    ros = Logger()
+    handler = LoggerHandler(ros)
+    handler.attach('maxim_test_pkg')
+    try:
+        log = logging.getLogger('maxim_test_pkg.store')
+        log.info('opened')
+        log.warning('journaled')
+        log.error('lost')
+        log.debug('not shown')
+        assert ros.lines == [('info', 'opened'), ('warning', 'journaled'), ('error', 'lost')]
+        assert not logging.getLogger('maxim_test_pkg').propagate
+    finally:
+        handler.detach('maxim_test_pkg')
+    assert logging.getLogger('maxim_test_pkg').propagate

@@ -1,16 +1,17 @@
 """Message <-> core conversions of maxim_core's nodes (duck-typed: this module imports no
 message package, so the cores stay free of ROS; the nodes pass the message objects in).
 
-The `llm` node's Generate action and Tokenize service; the agent node's idle surface (Task,
+The `llm` node's Generate action and Tokenize service, and their client's side (a call as a
+Generate goal, its result as a Completion or an LLMError); the agent node's idle surface (Task,
 SubmitTask, IdleEvent, IdleProvenance, and memory answers as idle retrieval events).
 """
 
 import json
 import math
 
-from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, GrammarCompileError,
-                                    LLMError, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
-                                    STOP_TIMEOUT, TIMEOUT, UNAVAILABLE)
+from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, Completion,
+                                    GrammarCompileError, LLMError, MODEL_ERROR, STOP_CANCELLED,
+                                    STOP_EOS, STOP_LENGTH, STOP_TIMEOUT, TIMEOUT, UNAVAILABLE)
 from maxim_core.llm.queue import GenerateRequest, QueueFullError
 
 
@@ -112,6 +113,52 @@ def error_to_result(error: LLMError, result, model: str, queue_wait_s: float = 0
     result.model = model
     result.queue_wait_s = float(queue_wait_s)
     return result
+
+
+def goal_end(result, cancel_requested: bool) -> str:
+    """How a Generate goal ends for its filled result: the goal handle's method, 'canceled'
+    (cancelled on the client's request), 'abort' (an error) or 'succeed'."""
+    if result.error_code == result.ERROR_CANCELLED and cancel_requested:
+        return 'canceled'
+    return 'abort' if result.error_code != result.ERROR_NONE else 'succeed'
+
+
+def call_to_goal(goal, prompt: str, *, max_tokens: int = 256, temperature: float = 0.8,
+                 top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
+                 seed: int = -1, stop=(), json_schema: dict | None = None,
+                 grammar: str | None = None, avoid=()):
+    """Fill a Generate.Goal from Backend.complete's arguments; returns `goal`."""
+    goal.prompt = prompt
+    goal.grammar = grammar or ''
+    goal.json_schema = json.dumps(json_schema) if json_schema else ''
+    goal.max_tokens, goal.temperature = int(max_tokens), float(temperature)
+    goal.top_p, goal.top_k = float(top_p), int(top_k)
+    goal.repeat_penalty, goal.seed = float(repeat_penalty), int(seed)
+    goal.stop = list(stop)
+    goal.avoid = [str(a) for a in avoid]
+    return goal
+
+
+def result_to_completion(result, canceled: bool) -> Completion:
+    """A Generate.Result as the client's Completion: cancelled (`canceled`: the goal's status)
+    with what it has, or its error as an LLMError."""
+    if canceled or result.error_code == result.ERROR_CANCELLED:
+        return Completion(result.text, result.prompt_tokens, result.completion_tokens,
+                          STOP_CANCELLED, result.time_to_first_token_s, result.total_s)
+    if result.error_code != result.ERROR_NONE:
+        code = {result.ERROR_QUEUE_FULL: BUSY, result.ERROR_TIMEOUT: TIMEOUT,
+                result.ERROR_MODEL_NOT_LOADED: UNAVAILABLE,
+                result.ERROR_INVALID_REQUEST: BAD_REQUEST,
+                result.ERROR_BAD_GRAMMAR: BAD_REQUEST, result.ERROR_INFERENCE: MODEL_ERROR,
+                result.ERROR_CANCELLED: CANCELLED}.get(result.error_code, MODEL_ERROR)
+        raise LLMError(code, result.error_msg or 'generation failed')
+    stop = {result.STOP_EOS: STOP_EOS, result.STOP_SEQUENCE: STOP_EOS,
+            result.STOP_LENGTH: STOP_LENGTH,
+            result.STOP_CANCELLED: STOP_CANCELLED}.get(result.stop_reason, STOP_EOS)
+    return Completion(result.text, result.prompt_tokens, result.completion_tokens, stop,
+                      result.time_to_first_token_s, result.total_s,
+                      [float(x) for x in result.candidate_logprobs],
+                      [int(x) for x in result.candidate_tokens])
 
 
 def tokenize_to_response(tokens: list[int], count_only: bool, response, n_ctx: int,

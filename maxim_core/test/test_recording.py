@@ -145,7 +145,8 @@ def test_recorder_node_records_every_session_topic(tmp_path):
     from rclpy.parameter import Parameter
 
     from maxim_common import qos
-    from maxim_core.nodes.recorder_node import DEFAULT_TOPICS, RecorderNode, SENSOR_TOPICS
+    from maxim_core.nodes.recorder_node import RecorderNode
+    from maxim_core.recording.config import DEFAULT_TOPICS, SENSOR_TOPICS
 
     messages = session_messages()
     assert set(messages) == {e.partition(':')[0] for e in DEFAULT_TOPICS}
@@ -191,7 +192,7 @@ def test_recorder_node_records_every_session_topic(tmp_path):
 
 
 def test_recorder_config_rejects_a_recorder_with_nothing_to_do():
-    from maxim_core.nodes.recorder_node import RecorderConfig
+    from maxim_core.recording.config import RecorderConfig
     with pytest.raises(ValueError, match='nothing to do'):
         RecorderConfig(write_file=False, foxglove=False)
     with pytest.raises(ValueError, match='topic:pkg/msg/Type'):
@@ -307,7 +308,8 @@ def test_a_full_history_is_counted_not_silent(tmp_path):
 
     from rclpy.duration import Duration
 
-    from maxim_core.nodes.recorder_node import EVENT_DEPTH, RecorderNode
+    from maxim_core.nodes.recorder_node import RecorderNode
+    from maxim_core.recording.config import EVENT_DEPTH
     from maxim_interfaces.msg import Thought
 
     ctx = rclpy.Context()
@@ -339,3 +341,24 @@ def test_a_full_history_is_counted_not_silent(tmp_path):
     assert summary['thoughts']['overflows'] == 1
     texts = [m.text for _, _, m in read_messages(str(path))]
     assert texts[-1] == f'burst {EVENT_DEPTH + 199}' and 'early' not in texts
+
+
+def test_the_recorders_topics_their_readers_and_a_drains_order():
+    """recording/config.py without a node: the default taps and the stamps of a batch on the
+    node's clock, by each message's age."""
+    from maxim_core.recording.config import (EVENT_DEPTH, in_received_order, output_path,
+                                             PARAMS, read_config, run_metadata, SENSOR_DEPTH,
+                                             taps)
+
+    cfg = read_config({name: spec[0] for name, spec in PARAMS.items()})
+    by_topic = {t.topic: t for t in taps(cfg)}
+    assert by_topic['camera/image_raw'].rate_hz == 2.0 and by_topic['camera/image_raw'].sensor
+    assert by_topic['joint_states'].depth == SENSOR_DEPTH
+    assert by_topic['thoughts'].depth == EVENT_DEPTH and not by_topic['thoughts'].sensor
+    assert by_topic['thoughts'].rate_hz == 0.0
+    assert output_path('/tmp/x.mcap') == '/tmp/x.mcap'
+    assert output_path('').endswith('.mcap') and '.maxim' in output_path('')
+    assert run_metadata('{"graph": "sim", "n": 2}') == {'graph': '"sim"', 'n': '2'}
+    batch = [(3_000, 'b', b'2', 'w'), (1_000, 'a', b'1', 'w'), (0, 'c', b'3', 'w')]
+    assert in_received_order(batch, wall_ns=10_000, now_ns=50_000) == [
+        ('c', b'3', 'w', 50_000), ('a', b'1', 'w', 41_000), ('b', b'2', 'w', 43_000)]

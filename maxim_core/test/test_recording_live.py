@@ -187,7 +187,8 @@ def test_recorder_node_serves_every_recorded_topic_live():
     from rclpy.parameter import Parameter
     from rclpy.serialization import deserialize_message
 
-    from maxim_core.nodes.recorder_node import DEFAULT_TOPICS, RecorderNode
+    from maxim_core.nodes.recorder_node import RecorderNode
+    from maxim_core.recording.config import DEFAULT_TOPICS
     from maxim_interfaces.msg import PainSignal
 
     ctx = rclpy.Context()

@@ -63,7 +63,7 @@ def provenance_records(tmp_path, name, temperature):
 
 def build_session(tmp_path, name='a', temperature=0.7, thoughts=THOUGHTS):
     """A short session's messages through McapRecorder, as the recorder node writes them."""
-    from maxim_core.nodes.recorder_node import DEFAULT_TOPICS
+    from maxim_core.recording.config import DEFAULT_TOPICS
     from maxim_interfaces.msg import (AttentionState, Detection, Episode, IdleEvent,
                                       IdleProvenance, MemoryUpdate, PainSignal, Percept,
                                       Thought, ToolCall, ToolResult)

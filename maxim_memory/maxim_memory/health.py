@@ -4,7 +4,7 @@ Each node calls a builder here with the numbers it keeps; maxim_common.diagnosti
 the result on `diagnostics` (maxim_common.health says why the judgement is plain code).
 """
 
-from maxim_common.health import ERROR, Health, OK, WARN
+from maxim_common.health import ERROR, Health, not_ready, OK, WARN
 
 
 def database_health(st: dict, episodes_stored: int, episodes_lost: int, path: str,
@@ -27,3 +27,14 @@ def database_health(st: dict, episodes_stored: int, episodes_lost: int, path: st
     values.update(episodes_stored=str(episodes_stored), episodes_lost=str(episodes_lost),
                   state=state)
     return Health(level, message, values, path)
+
+
+def memory_node_health(hub, last_error: str, episodes_stored: int, episodes_lost: int,
+                       active: bool) -> Health:
+    """The memory node: its database's health (database_health) once `hub` (a MemoryHub) is
+    open, else why not (`last_error`: the configure failure)."""
+    if hub is None:
+        reason = f'configure failed: {last_error}' if last_error else ''
+        return not_ready(reason or 'the database is not open')
+    return database_health(hub.store.status(), episodes_stored, episodes_lost,
+                           str(hub.store.path), 'active' if active else 'inactive')

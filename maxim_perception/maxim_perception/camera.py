@@ -475,13 +475,27 @@ class TopicCamera:
     nothing publishes the topic, something does but no image came (its type, its QoS), every
     image was rejected (and why), images stopped. Frames missed while streaming count in
     `dropped` as the device source counts them (frame periods with no frame).
+
+    What the camera node does with them: the images go on to camera/image_raw with their stamp
+    and frame_id. An Image in an encoding attention reads (bgr8, rgb8, mono8, bgra8, rgba8) is
+    passed on as it came, the same message, rows padded or not; YUV 4:2:2 (yuv422/uyvy,
+    yuv422_yuy2/yuyv) is converted once into bgr8, and so is a JPEG or PNG CompressedImage
+    (conversions.image_to_pass_on). Images faster than `fps` are skipped evenly (on their
+    stamps), as the device source reads at `fps`; a malformed image (data that does not hold
+    width x height at its step) is dropped, counted and logged (throttled), an unsupported
+    encoding likewise with a one-line error. The driver's CameraInfo is passed on to
+    camera/camera_info; without one (`info_topic: none`) it is made from `hfov_deg`. A topic
+    with no image within `timeout_s` is an ERROR on diagnostics that says why (nothing
+    publishes it, the wrong type, every image rejected); the node keeps waiting.
     """
 
     def __init__(self, topic: str, fps: float, timeout_s: float, info_topic: str = '',
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, mode: str = 'auto') -> None:
         if not timeout_s > 0:
             raise ValueError(f'timeout_s must be positive, got {timeout_s!r}')
         self.topic, self.info_topic = topic, info_topic
+        self.mode = mode             # subscribe as CompressedImage: auto, true or false
+        self.compressed = False      # ... as chosen (choose)
         self.fps, self.timeout_s = float(fps), float(timeout_s)
         self.pacer = FramePacer(fps)
         self._clock = clock
@@ -500,6 +514,23 @@ class TopicCamera:
 
     def describe(self) -> str:
         return f'topic {self.topic}'
+
+    def choose(self, types: tuple[str, ...]) -> bool:
+        """Subscribe as CompressedImage? By `mode` and the topic's `types` in the graph
+        (choose_compressed); kept in `compressed`."""
+        self.compressed = choose_compressed(self.mode, self.topic, types)
+        return self.compressed
+
+    def retype(self, types: tuple[str, ...]) -> bool:
+        """The driver came up after the subscription and its type decides otherwise (auto,
+        before any image): subscribe again, as `choose(types)` says."""
+        return self.mode == 'auto' and self.frames == 0 and \
+            choose_compressed('auto', self.topic, types) != self.compressed
+
+    @property
+    def expected(self) -> str:
+        """The message type subscribed."""
+        return COMPRESSED_TYPE if self.compressed else IMAGE_TYPE
 
     @property
     def active(self) -> bool:

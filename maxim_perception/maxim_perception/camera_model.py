@@ -153,6 +153,35 @@ class CameraModel:
         }
 
 
+class FovModels:
+    """CameraModels made from a horizontal field of view for the image size asked, the last
+    one kept (a stream's size rarely changes): for images that come without a CameraInfo."""
+
+    def __init__(self, hfov_deg: float):
+        self.hfov_rad = math.radians(hfov_deg)
+        self._last: CameraModel | None = None
+
+    def __call__(self, width: int, height: int) -> CameraModel:
+        model = self._last
+        if model is None or (model.width, model.height) != (width, height):
+            model = self._last = CameraModel(width, height, self.hfov_rad)
+        return model
+
+
+def fit_model(current: CameraModel, width: int, height: int, info_model: CameraModel | None,
+              fov_models: FovModels) -> CameraModel | None:
+    """The model a `width` x `height` frame needs instead of `current`, or None when `current`
+    fits: CameraInfo's intrinsics (`info_model`) when they match the frame, else the
+    configured field of view (`fov_models`) at the frame's size."""
+    cm = current
+    if info_model is not None and (info_model.width, info_model.height) == (width, height):
+        if info_model.intrinsics != cm.intrinsics or (cm.width, cm.height) != (width, height):
+            return info_model
+    elif (cm.width, cm.height) != (width, height):
+        return fov_models(width, height)
+    return None
+
+
 def _direction(pan: float, tilt: float) -> tuple[float, float, float]:
     """Unit (forward, left, up) vector for a pan/tilt (positive tilt looks down)."""
     if not (math.isfinite(pan) and math.isfinite(tilt)):

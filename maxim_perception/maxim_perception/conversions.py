@@ -5,21 +5,25 @@ Images go through numpy buffers (np.frombuffer / reshape / tobytes), never per-p
 """
 
 import array
+import json
 
 from builtin_interfaces.msg import Duration as DurationMsg, Time as TimeMsg
 import cv2
 from geometry_msgs.msg import Point
 import numpy as np
-from sensor_msgs.msg import CameraInfo, CompressedImage, Image
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from maxim_interfaces.msg import AttentionState, Detection, Percept, Utterance
+from maxim_common.conversions import joint_values
+from maxim_interfaces.msg import (AttentionState, Detection, HeadGoal, HeadState, PainSignal,
+                                  Percept, Utterance)
 from maxim_perception.attention.attention import (AttentionResult, MODE_IDLE, MODE_SCAN,
                                                   MODE_TRACK, PerceptSummary, Target)
 from maxim_perception.attention.detectors import KIND_COLOR, KIND_FACE, KIND_MOTION
 from maxim_perception.camera_model import CameraModel
+from maxim_perception.head.control import HeadGoalSpec, HeadStatus, PainEvent, TargetView
 from maxim_perception.head.ros2_control import ControllerCommand, FORWARD_POSITION
 
 # ==== camera and attention ====================================================================
@@ -268,6 +272,20 @@ def compressed_to_image_msg(msg: CompressedImage) -> Image:
     return out
 
 
+def image_to_pass_on(msg, compressed: bool, admit) -> Image | None:
+    """The Image the camera node passes on for a driver's Image or CompressedImage (`msg`),
+    or None when `admit()` says to skip it (over the rate): an Image in an encoding attention
+    reads is the same message (no copy), YUV 4:2:2 and a compressed image are converted once
+    into bgr8. A raw image is checked before it is paced, a compressed one decoded only when
+    admitted. UnsupportedEncoding or MalformedImage: the image is dropped."""
+    if compressed:
+        return compressed_to_image_msg(msg) if admit() else None
+    check_image(msg)
+    if not admit():
+        return None
+    return yuv422_to_image_msg(msg) if msg.encoding in YUV422_ENCODINGS else msg
+
+
 def camera_info_to_msg(model: CameraModel, frame_id: str = '',
                        stamp: TimeMsg | None = None) -> CameraInfo:
     info = model.camera_info_dict(frame_id)
@@ -275,6 +293,17 @@ def camera_info_to_msg(model: CameraModel, frame_id: str = '',
     if stamp is not None:
         msg.header.stamp = stamp
     msg.header.frame_id = frame_id
+    msg.width, msg.height = info['width'], info['height']
+    msg.distortion_model = info['distortion_model']
+    msg.d, msg.k, msg.r, msg.p = info['d'], info['k'], info['r'], info['p']
+    return msg
+
+
+def camera_info_dict_to_msg(info: dict, frame_id: str, stamp: TimeMsg) -> CameraInfo:
+    """A CameraInfo from its fields as a dict (width, height, distortion_model, d, k, r, p:
+    the simulated head's camera_info())."""
+    msg = CameraInfo()
+    msg.header.stamp, msg.header.frame_id = stamp, frame_id
     msg.width, msg.height = info['width'], info['height']
     msg.distortion_model = info['distortion_model']
     msg.d, msg.k, msg.r, msg.p = info['d'], info['k'], info['r'], info['p']
@@ -351,6 +380,37 @@ def percept_to_msg(summary: PerceptSummary, percept_id: str, stamp: TimeMsg | No
     return msg
 
 
+def scene_summary_to_response(summary: dict, last: AttentionResult | None,
+                              include_attention: bool, response):
+    """AttentionCore.scene_summary (and the last result, for the attention state) as the
+    SceneSummary response: ERROR_UNAVAILABLE before the first frame."""
+    response.available = bool(summary['available'])
+    response.narrative = summary['narrative']
+    response.result_json = json.dumps(summary)
+    if not response.available:
+        response.error_code = response.ERROR_UNAVAILABLE
+        response.error_msg = 'no camera frame processed yet'
+        return response
+    response.targets = [target_dict_to_msg(d) for d in summary['targets']]
+    if include_attention and last is not None:
+        response.attention = attention_to_msg(last)
+    response.error_code = response.ERROR_NONE
+    return response
+
+
+def joint_state_pose(msg: JointState, pan_joint: str, tilt_joint: str,
+                     previous: tuple[float, float]) -> tuple[float, float]:
+    """The head's (pan, tilt) in a JointState, by joint name; a joint it does not carry keeps
+    its `previous` value. IndexError: fewer positions than names."""
+    names = list(msg.name)
+    pan, tilt = previous
+    if pan_joint in names:
+        pan = float(msg.position[names.index(pan_joint)])
+    if tilt_joint in names:
+        tilt = float(msg.position[names.index(tilt_joint)])
+    return pan, tilt
+
+
 def heard_to_msg(heard, percept_id: str = '', stamp: TimeMsg | None = None) -> Utterance:
     """A hearing.listening.Heard as the Utterance message."""
     msg = Utterance(text=heard.text, confidence=float(heard.confidence),
@@ -420,6 +480,11 @@ def attention_to_markers(result: AttentionResult, model: CameraModel,
 # ==== head control ============================================================================
 
 
+def controller_command_type(interface: str):
+    """The message type a ros2_control controller of `interface` takes its commands in."""
+    return Float64MultiArray if interface == FORWARD_POSITION else JointTrajectory
+
+
 def controller_command_to_msg(command: ControllerCommand, interface: str):
     """A ros2_control command as its controller takes it: std_msgs/Float64MultiArray for a
     forward_position controller, trajectory_msgs/JointTrajectory (one point, stamp unset: start
@@ -433,3 +498,66 @@ def controller_command_to_msg(command: ControllerCommand, interface: str):
         time_from_start=DurationMsg(sec=sec, nanosec=min(999_999_999,
                                                          int(round((seconds - sec) * 1e9)))))
     return JointTrajectory(joint_names=list(command.joint_names), points=[point])
+
+
+def msg_to_head_goal(msg: HeadGoal, stamp: float | None) -> HeadGoalSpec:
+    """A HeadGoal as the core's goal, `stamp` on the core's clock (None: now)."""
+    return HeadGoalSpec(mode=msg.mode, goal_id=msg.goal_id, requested_by=msg.requested_by,
+                        pan=msg.pan, tilt=msg.tilt, track_id=msg.track_id,
+                        target_label=msg.target_label, speed=float(msg.speed),
+                        duration_s=float(msg.duration_s), stamp=stamp)
+
+
+def attention_to_targets(msg: AttentionState) -> list[TargetView]:
+    """The targets of an AttentionState as the head controller sees them."""
+    return [TargetView(track_id=d.track_id, pan=float(d.pan), tilt=float(d.tilt), label=d.label,
+                       salience=float(d.salience), novelty=float(d.novelty))
+            for d in msg.targets]
+
+
+def head_status_to_msg(status: HeadStatus, driver: str, ok: bool, error: str,
+                       stamp: TimeMsg) -> HeadState:
+    """The controller's status and its driver's as the HeadState message."""
+    msg = HeadState()
+    msg.header.stamp = stamp
+    msg.mode = int(status.mode)
+    msg.reflex_active = status.reflex_active
+    msg.active_goal_id = status.active_goal_id
+    msg.pan, msg.tilt = status.pan, status.tilt
+    msg.pan_command, msg.tilt_command = status.pan_command, status.tilt_command
+    msg.pan_velocity, msg.tilt_velocity = status.pan_velocity, status.tilt_velocity
+    msg.goal_reached = status.goal_reached
+    msg.tracking_error_deg = float(status.tracking_error_deg)
+    msg.driver, msg.driver_ok, msg.error_msg = driver, ok, error
+    return msg
+
+
+def pain_to_msg(pain: PainEvent, stamp: TimeMsg) -> PainSignal:
+    """A body pain event as the PainSignal message."""
+    msg = PainSignal()
+    msg.header.stamp = stamp
+    msg.pain_type = int(pain.pain_type)
+    msg.type_name = pain.type_name
+    msg.intensity = float(pain.intensity)
+    msg.source, msg.context, msg.description = pain.source, pain.context, pain.message
+    msg.repeat_count = pain.repeat_count
+    return msg
+
+
+def joint_state_to_msg(names, positions, velocities, stamp: TimeMsg) -> JointState:
+    """A JointState of `names` (velocities None: none)."""
+    msg = JointState()
+    msg.header.stamp = stamp
+    msg.name = list(names)
+    msg.position = [float(p) for p in positions]
+    msg.velocity = [float(v) for v in velocities] if velocities is not None else []
+    return msg
+
+
+def msg_to_joints(msg: JointState, joints) -> tuple[tuple, tuple | None] | None:
+    """The positions and velocities (None: absent) of `joints` by name, in that order; None
+    if a joint's position is absent."""
+    pos = joint_values(msg.name, msg.position, joints)
+    if pos is None:
+        return None
+    return pos, joint_values(msg.name, msg.velocity, joints)

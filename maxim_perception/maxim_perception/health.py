@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Callable
 
-from maxim_common.health import ERROR, Health, OK, WARN
+from maxim_common.health import ERROR, Health, not_ready, OK, WARN
 
 
 class RateMeter:
@@ -62,6 +62,24 @@ def missed_periods(gap_s: float, period_s: float) -> int:
     if not (gap_s > 0 and period_s > 0):
         return 0
     return max(0, int(gap_s / period_s + 0.5) - 1)
+
+
+class GapMeter:
+    """Frame periods missed while a stream flows (missed_periods between frames): `frame(now)`
+    for each frame, `gap()` when the stream stops (a reconnect is no dropped frame)."""
+
+    def __init__(self, period_s: float):
+        self.period_s = period_s
+        self.dropped = 0
+        self._last: float | None = None
+
+    def frame(self, now: float) -> None:
+        if self._last is not None:
+            self.dropped += missed_periods(now - self._last, self.period_s)
+        self._last = now
+
+    def gap(self) -> None:
+        self._last = None
 
 
 def _fmt(x: float) -> str:
@@ -119,6 +137,27 @@ def topic_camera_health(status: str, message: str, topic: str, frames: int, fps:
         'publishers': str(publishers),
         'camera_info': str(infos) if info_topic else 'from hfov_deg',
         'info_topic': info_topic or 'none'}, f'topic {topic}')
+
+
+def camera_node_health(topic_camera, camera, fps: float, target_fps: float, settled: bool,
+                       dropped: int, publishers: int, last_error: str) -> Health:
+    """The camera node, whatever its source: the source topic's `topic_camera` (TopicCamera),
+    else the device's `camera` (ReconnectingCamera), else why neither is open (`last_error`:
+    the configure failure). `fps` is the rate published; `dropped` and `publishers` are the
+    node's counts (the device's missed periods, the topic's publishers)."""
+    tc = topic_camera
+    if tc is not None:
+        return topic_camera_health(
+            tc.status.value, tc.message, tc.topic, tc.frames, fps, target_fps, tc.dropped,
+            tc.skipped, tc.malformed, tc.unsupported, publishers, tc.info_topic, tc.infos,
+            tc.info_overdue(), settled)
+    if camera is None:
+        if last_error:
+            return Health(ERROR, f'not configured: {last_error}', {'state': 'unconfigured'})
+        return not_ready('the camera is not open')
+    return camera_health(camera.status.value, camera.message, camera.source.describe(),
+                         camera.frames, fps, target_fps, dropped, camera.attempts,
+                         camera.failures, camera.next_attempt_in, settled)
 
 
 def sim_head_health(frames: int, fps: float, target_fps: float, render_error: str,

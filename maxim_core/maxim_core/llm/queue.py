@@ -80,6 +80,19 @@ class RequestHandle:
             self._queue.expire()
         return self._done.wait(max(0.0, timeout))
 
+    def wait_bounded(self, timeout_s: float, cancel_requested: Callable[[], bool]) -> bool:
+        """Wait for the end, at most `timeout_s` real seconds, cancelling the request as soon
+        as `cancel_requested()` says so (asked every 50 ms); False when the time ran out (the
+        request is then cancelled)."""
+        give_up = time.monotonic() + timeout_s
+        while not self.wait(_SLICE_S):
+            if cancel_requested():
+                self.cancel()
+            if time.monotonic() > give_up:
+                self.cancel()
+                return False
+        return True
+
     def result(self, timeout: float | None = None) -> Completion:
         """The Completion; raises the request's LLMError, or LLMError(TIMEOUT) if `timeout`
         (real seconds) passes first (the request keeps its place: call again or cancel)."""

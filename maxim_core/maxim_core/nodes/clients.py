@@ -5,18 +5,20 @@ callable; the agent wants a fear review. These adapters give them that over the 
 `memory`, `perception` and `fear` nodes. They are called from worker threads (never from an
 executor callback), wait on futures with a timeout, and turn every failure into a typed
 outcome: `LLMError` for the model, `None` (subsystem absent) or an error dict for services.
+The goals and results are converted in maxim_core.conversions; `wait_for_future` is
+maxim_common.futures' (imported from here by the soak and scenario runners).
 """
 
-import json
 import threading
 import time
 
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
 
-from maxim_common.conversions import msg_to_dict
+from maxim_common.conversions import fill_msg, msg_to_dict
+from maxim_common.futures import wait_for_future
+from maxim_core.conversions import call_to_goal, result_to_completion
 from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, Completion, LLMError,
-                                    MODEL_ERROR, STOP_CANCELLED, STOP_EOS, STOP_LENGTH,
                                     TIMEOUT, UNAVAILABLE)
 from maxim_interfaces.action import Generate
 from maxim_interfaces.msg import ToolCall
@@ -24,41 +26,6 @@ from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecal
                                   PainHistory, PredictOutcome, Relate, ReviewAction,
                                   SceneSummary, SimilaritySearch, SystemStats,
                                   TemporalPatterns, Tokenize)
-
-_GENERATE_ERRORS = {
-    Generate.Result.ERROR_QUEUE_FULL: BUSY,
-    Generate.Result.ERROR_TIMEOUT: TIMEOUT,
-    Generate.Result.ERROR_MODEL_NOT_LOADED: UNAVAILABLE,
-    Generate.Result.ERROR_INVALID_REQUEST: BAD_REQUEST,
-    Generate.Result.ERROR_BAD_GRAMMAR: BAD_REQUEST,
-    Generate.Result.ERROR_INFERENCE: MODEL_ERROR,
-    Generate.Result.ERROR_CANCELLED: CANCELLED,
-}
-_STOP = {
-    Generate.Result.STOP_EOS: STOP_EOS,
-    Generate.Result.STOP_SEQUENCE: STOP_EOS,
-    Generate.Result.STOP_LENGTH: STOP_LENGTH,
-    Generate.Result.STOP_CANCELLED: STOP_CANCELLED,
-}
-
-
-def wait_for_future(future, timeout_s: float) -> bool:
-    """Block this (non-executor) thread until `future` is done or the timeout passes.
-
-    It polls, 1 ms at first and backing off to 20 ms, instead of adding a done callback:
-    rclpy runs done callbacks as new executor tasks, one more executor cycle per call, and
-    a reply that lands while the executor shuts down fails inside it ("'NoneType' object
-    has no attribute 'trigger'", printed at exit as an exception never retrieved).
-    """
-    deadline = time.monotonic() + timeout_s
-    pause = 0.001
-    while not future.done():
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(pause, left))
-        pause = min(0.02, pause * 1.5)
-    return True
 
 
 class GenerateBackend:
@@ -132,16 +99,10 @@ class GenerateBackend:
         self._call_tokenize('', count_only=True)
 
     # -- generation --------------------------------------------------------------------------
-    def complete(self, prompt: str, *, max_tokens: int = 256, temperature: float = 0.8,
-                 top_p: float = 0.95, top_k: int = 40, repeat_penalty: float = 1.1,
-                 seed: int = -1, stop=(), json_schema: dict | None = None,
-                 grammar: str | None = None, on_token=None, avoid=()) -> Completion:
-        return self._call(Generate.Goal(
-            prompt=prompt, grammar=grammar or '',
-            json_schema=json.dumps(json_schema) if json_schema else '',
-            max_tokens=int(max_tokens), temperature=float(temperature), top_p=float(top_p),
-            top_k=int(top_k), repeat_penalty=float(repeat_penalty), seed=int(seed),
-            stop=list(stop), avoid=[str(a) for a in avoid]), on_token)
+    def complete(self, prompt: str, *, on_token=None, **kw) -> Completion:
+        """Backend.complete (max_tokens, temperature, top_p, top_k, repeat_penalty, seed,
+        stop, json_schema, grammar, avoid: conversions.call_to_goal) through the llm node."""
+        return self._call(call_to_goal(Generate.Goal(), prompt, **kw), on_token)
 
     def score(self, prompt: str, continuations) -> Completion:
         """Backend.score through the llm node (a goal with `candidates`)."""
@@ -188,19 +149,8 @@ class GenerateBackend:
                 raise LLMError(TIMEOUT, f'no answer from llm/generate in {self.timeout_s:.0f} s')
             wait_for_future(result_future, min(0.05, remaining))
         wrapped = result_future.result()
-        result = wrapped.result
-        if wrapped.status == GoalStatus.STATUS_CANCELED or \
-                result.error_code == Generate.Result.ERROR_CANCELLED:
-            return Completion(result.text, result.prompt_tokens, result.completion_tokens,
-                              STOP_CANCELLED, result.time_to_first_token_s, result.total_s)
-        if result.error_code != Generate.Result.ERROR_NONE:
-            raise LLMError(_GENERATE_ERRORS.get(result.error_code, MODEL_ERROR),
-                           result.error_msg or 'generation failed')
-        return Completion(result.text, result.prompt_tokens, result.completion_tokens,
-                          _STOP.get(result.stop_reason, STOP_EOS),
-                          result.time_to_first_token_s, result.total_s,
-                          [float(x) for x in result.candidate_logprobs],
-                          [int(x) for x in result.candidate_tokens])
+        return result_to_completion(wrapped.result,
+                                    wrapped.status == GoalStatus.STATUS_CANCELED)
 
 
 # Introspection queries: tool name -> (service name, type). energy_status is the agent's own.
@@ -217,20 +167,6 @@ QUERY_SERVICES = {
     'relate': ('memory/relate', Relate),
     'scene_summary': ('perception/scene_summary', SceneSummary),
 }
-
-
-def fill_msg(msg, fields: dict):
-    """Set the fields of a rosidl message from a dict; unknown keys are a ValueError."""
-    known = msg.get_fields_and_field_types()
-    for key, value in fields.items():
-        if key not in known:
-            raise ValueError(f'{type(msg).__name__} has no field {key!r}')
-        current = getattr(msg, key)
-        if hasattr(current, 'get_fields_and_field_types') and isinstance(value, dict):
-            fill_msg(current, value)
-        else:
-            setattr(msg, key, value)
-    return msg
 
 
 class ServiceQuery:

@@ -10,11 +10,12 @@ from rclpy.node import Node
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 
 from maxim_common.diagnostics import Diagnostics
+from maxim_common.futures import wait_for_future
 from maxim_common.health import Health
 from maxim_common.lifetime import run
 from maxim_core.fear.agent import FearAgent, FearConfig, Verdict
 from maxim_core.health import fear_health
-from maxim_core.nodes.clients import GenerateBackend, wait_for_future
+from maxim_core.nodes.clients import GenerateBackend
 from maxim_interfaces.srv import PredictOutcome, ReviewAction
 
 MODES = ('passive', 'active', 'singularity', 'sim')

@@ -1,88 +1,39 @@
 """The llm node: the local language model (llama.cpp) behind everything that thinks."""
 
-from dataclasses import dataclass
 import threading
-import time
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
-from rcl_interfaces.msg import ParameterDescriptor
 
 from maxim_common.diagnostics import Diagnostics
 from maxim_common.health import Health
 from maxim_common.lifetime import run
-from maxim_core.conversions import (completion_to_result, error_to_result, goal_to_request,
-                                    tokenize_to_response)
+from maxim_common.params import declare_table
+from maxim_core.conversions import (completion_to_result, error_to_result, goal_end,
+                                    goal_to_request, tokenize_to_response)
 from maxim_core.health import llm_health
-from maxim_core.llm.backend import LLMError, load_script, ScriptedBackend, TIMEOUT
+from maxim_core.llm.backend import LLMError, ScriptedBackend, TIMEOUT
 from maxim_core.llm.llama import LlamaCppBackend
-from maxim_core.llm.model import ModelFileError, resolve_model
+from maxim_core.llm.model import ModelFileError
+from maxim_core.llm.params import LLMParams, make_backend, PARAMS, read_params
 from maxim_core.llm.queue import RequestQueue
 from maxim_core.llm.trace import JsonlTrace
 from maxim_interfaces.action import Generate
 from maxim_interfaces.srv import Tokenize
-
-_PARAMS = (
-    ('backend', 'llama', "'llama' (a GGUF through llama.cpp) or 'scripted' (fixed answers "
-                         'from scripted.script_file, for tests and replays)'),
-    ('scripted.script_file', '', 'YAML/JSON list of answers used in turn (backend: scripted)'),
-    ('model_path', '', "GGUF file; '' = the embedded gemma-3-270m Q4_K_M"),
-    ('model_cache_dir', '', "where the embedded model is assembled; '' = "
-                            '$MAXIM_MODEL_CACHE or ~/.cache/maxim/models'),
-    ('n_ctx', 4096, 'context length in tokens'),
-    ('n_threads', 2, 'CPU threads for llama.cpp (decoding: one token at a time)'),
-    ('n_threads_batch', 0, 'CPU threads for reading a prompt (0: as n_threads)'),
-    ('n_batch', 512, 'prompt evaluation batch size'),
-    ('score_sequences', 32, 'sequences of the KV cache, for scoring candidates side by side '
-                            'in one batch (1: one after another)'),
-    ('queue.max_pending', 4, 'requests that may wait; more are refused (ERROR_QUEUE_FULL)'),
-    ('queue.wait_timeout_s', 30.0, 'longest wait in the queue before ERROR_QUEUE_FULL'),
-    ('generate.max_tokens', 256, 'default max_tokens'),
-    ('generate.temperature', 0.8, 'default temperature'),
-    ('generate.top_p', 0.95, 'default top_p'),
-    ('generate.top_k', 40, 'default top_k'),
-    ('generate.min_p', 0.05, 'default min_p'),
-    ('generate.repeat_penalty', 1.1, 'default repeat penalty'),
-    ('generate.timeout_s', 120.0, 'default bound on queue wait + inference'),
-    ('trace_path', '', "a JSON-lines record of every call served ('' = none; for benches)"),
-)
 
 # quiesce() waits this long at most for the execute callbacks in progress to return, once the
 # queue is closed (they poll their request every 50 ms, and a closed queue has ended them all).
 QUIESCE_TIMEOUT_S = 2.0
 
 
-@dataclass(frozen=True)
-class LLMParams:
-    backend: str
-    script_file: str
-    model_path: str
-    model_cache_dir: str
-    n_ctx: int
-    n_threads: int
-    n_batch: int
-    max_pending: int
-    wait_timeout_s: float
-    defaults: dict
-    trace_path: str = ''
-    score_sequences: int = 32
-    n_threads_batch: int = 0
-
-
 class LLMNode(LifecycleNode):
     """Loads a GGUF on configure and serves generation and tokenization while active.
 
-    Parameters:
-        backend (str, 'llama' | 'scripted'), scripted.script_file (str, ''),
-        model_path (str, ''), model_cache_dir (str, ''), n_ctx (int, 4096),
-        n_threads (int, 2), n_threads_batch (int, 0: as n_threads), n_batch (int, 512),
-        score_sequences (int, 32),
-        queue.max_pending (int, 4),
-        queue.wait_timeout_s (double, 30.0), generate.max_tokens (int, 256),
-        generate.temperature (0.8), generate.top_p (0.95), generate.top_k (40),
-        generate.min_p (0.05), generate.repeat_penalty (1.1), generate.timeout_s (120.0)
+    Parameters: llm/params.py (PARAMS; described there, read at configure): backend,
+        scripted.script_file, model_path, model_cache_dir, n_ctx, n_threads, n_threads_batch,
+        n_batch, score_sequences, queue.*, generate.* (the defaults of a goal), trace_path.
     Publishers:
         diagnostics (diagnostic_msgs/DiagnosticArray, 1 Hz: lifecycle state, model loaded,
             queue depth).
@@ -101,8 +52,7 @@ class LLMNode(LifecycleNode):
 
     def __init__(self, progress=None, backend=None, autostart=False, **kwargs):
         super().__init__('llm', **kwargs)
-        for name, default, description in _PARAMS:
-            self.declare_parameter(name, default, ParameterDescriptor(description=description))
+        declare_table(self, PARAMS)
         self.last_error = ''
         self._progress = progress
         self._given_backend = backend
@@ -132,15 +82,6 @@ class LLMNode(LifecycleNode):
                           params.max_pending if params is not None else 0,
                           queue is not None and queue.running is not None, self.last_error)
 
-    def _read_params(self) -> LLMParams:
-        p = {name: self.get_parameter(name).value for name, _, _ in _PARAMS}
-        defaults = {k.split('.', 1)[1]: v for k, v in p.items() if k.startswith('generate.')}
-        return LLMParams(str(p['backend']), str(p['scripted.script_file']),
-                         str(p['model_path']), str(p['model_cache_dir']), int(p['n_ctx']),
-                         int(p['n_threads']), int(p['n_batch']), int(p['queue.max_pending']),
-                         float(p['queue.wait_timeout_s']), defaults, str(p['trace_path']),
-                         int(p['score_sequences']), int(p['n_threads_batch']))
-
     # -- lifecycle ---------------------------------------------------------------------------
     def _report(self, stage: str, fraction: float) -> None:
         if self._progress is not None:
@@ -149,24 +90,11 @@ class LLMNode(LifecycleNode):
     def on_configure(self, state) -> TransitionCallbackReturn:
         self.last_error = ''
         try:
-            params = self._read_params()
+            params = read_params({name: self.get_parameter(name).value for name in PARAMS})
             if self._given_backend is not None:
                 backend, path = self._given_backend, 'the given backend'
-            elif params.backend == 'scripted':
-                if not params.script_file:
-                    raise ValueError("backend 'scripted' needs scripted.script_file")
-                backend = ScriptedBackend(load_script(params.script_file), n_ctx=params.n_ctx)
-                path = params.script_file
-            elif params.backend == 'llama':
-                path = resolve_model(params.model_path, params.model_cache_dir or None,
-                                     self._report)
-                backend = LlamaCppBackend(path, n_ctx=params.n_ctx,
-                                          n_threads=params.n_threads, n_batch=params.n_batch,
-                                          score_sequences=params.score_sequences,
-                                          n_threads_batch=params.n_threads_batch)
             else:
-                raise ValueError(f"backend must be 'llama' or 'scripted', not "
-                                 f'{params.backend!r}')
+                backend, path = make_backend(params, self._report)
         except (ModelFileError, LLMError, ValueError) as exc:
             self.last_error = str(exc)
             self.get_logger().error(self.last_error)
@@ -286,31 +214,19 @@ class LLMNode(LifecycleNode):
             goal_handle.abort()
             return error_to_result(exc, result, self._model)
         # Every wait is bounded: the request's own deadline, plus a margin for the last token.
-        give_up = time.monotonic() + request.timeout_s + 10.0
-        while not handle.wait(0.05):
-            if goal_handle.is_cancel_requested:
-                handle.cancel()
-            if time.monotonic() > give_up:
-                handle.cancel()
-                goal_handle.abort()
-                return error_to_result(LLMError(TIMEOUT, 'the request did not end in time'),
-                                       result, self._model, handle.queue_wait_s)
+        if not handle.wait_bounded(request.timeout_s + 10.0,
+                                   lambda: goal_handle.is_cancel_requested):
+            goal_handle.abort()
+            return error_to_result(LLMError(TIMEOUT, 'the request did not end in time'),
+                                   result, self._model, handle.queue_wait_s)
         try:
             completion = handle.result(0.0)
         except LLMError as exc:
             error_to_result(exc, result, self._model, handle.queue_wait_s)
-            if result.error_code == result.ERROR_CANCELLED and goal_handle.is_cancel_requested:
-                goal_handle.canceled()
-            else:
-                goal_handle.abort()
-            return result
-        completion_to_result(completion, result, self._model, handle.queue_wait_s)
-        if result.error_code == result.ERROR_CANCELLED and goal_handle.is_cancel_requested:
-            goal_handle.canceled()
-        elif result.error_code != result.ERROR_NONE:
-            goal_handle.abort()
         else:
-            goal_handle.succeed()
+            completion_to_result(completion, result, self._model, handle.queue_wait_s)
+        # canceled (on the client's request), abort or succeed
+        getattr(goal_handle, goal_end(result, goal_handle.is_cancel_requested))()
         return result
 
 

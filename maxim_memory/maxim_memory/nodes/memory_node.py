@@ -1,6 +1,5 @@
 """The memory node: episodes and pain in, introspection queries out, SQLite underneath."""
 
-import logging
 import threading
 import time
 
@@ -10,36 +9,20 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from std_srvs.srv import Trigger
 
 from maxim_common.diagnostics import Diagnostics
-from maxim_common.health import Health, not_ready
+from maxim_common.health import Health
 from maxim_common.lifetime import run
+from maxim_common.params import declare_table
 from maxim_common.qos import EVENTS
-from maxim_common.throttle import LogThrottle
+from maxim_common.throttle import LoggerHandler, ThrottledLog
 from maxim_interfaces.msg import Episode, MemoryUpdate, PainSignal
 from maxim_memory import conversions as conv
-from maxim_memory.embedding import EmbedderError, make_embedder
-from maxim_memory.health import database_health
-from maxim_memory.hub import memory_size, MemoryHub, QueryError, to_plain, UnavailableError
-from maxim_memory.nodes.memory_params import descriptor, PARAMS, read_config
-from maxim_memory.nodes.queries import SERVICES
-from maxim_memory.store import StoreError, StoreFault
-
-
-class _RosLogHandler(logging.Handler):
-    """The memory package's Python log lines (store faults, set-aside files, replays) on the
-    node's ROS logger: each one line, where the node's other lines are."""
-
-    def __init__(self, logger):
-        super().__init__(logging.INFO)
-        self._ros = logger
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = self.format(record)
-        if record.levelno >= logging.ERROR:
-            self._ros.error(text)
-        elif record.levelno >= logging.WARNING:
-            self._ros.warning(text)
-        else:
-            self._ros.info(text)
+from maxim_memory.health import memory_node_health
+from maxim_memory.hub import memory_size, MemoryHub
+from maxim_memory.nodes.queries import end_session, guarded, SERVICES
+from maxim_memory.params import PARAMS, read_config
+from maxim_memory.session import (capture, close_hub, drain, fault_line, LOST, open_hub,
+                                  OpenError, opened_line, record_pain, STORED)
+from maxim_memory.store import StoreFault
 
 
 class MemoryNode(LifecycleNode):
@@ -51,17 +34,12 @@ class MemoryNode(LifecycleNode):
     NOT stored, a query is answered unavailable); cleanup ends the session (SCN save ->
     promote -> consolidate -> persist, unless `quiesce()` did) and closes the database, as
     shutdown does from any state and `destroy_node()` does. A configure that cannot open
-    memory (an embedder that does not load, a corrupt database with recover_corrupt false,
-    a bad parameter) fails with a one-line reason in the log and in `last_error`.
+    memory fails with a one-line reason (session.OpenError) in the log and in `last_error`.
     `autostart` (constructor, default false) configures and activates at construction; the
     launch files and the runner leave that to the lifecycle manager.
 
-    Parameters (all read-only: they shape the database when it opens):
-        db_path (string), synchronous (string), recover_corrupt (bool),
-        capacity.hippocampus / capacity.atl / capacity.angular_gyrus (int),
-        budgets.context_s (double), budgets.max_results (int), budgets.state_flush_every
-        (int), budgets.write_s (double), embedding.backend (string), embedding.model_path
-        (string). See memory_params.py.
+    Parameters: maxim_memory/params.py (PARAMS, all read-only: they shape the database when
+        it opens): db_path, synchronous, recover_corrupt, capacity.*, budgets.*, embedding.*.
     Subscriptions:
         episodes (maxim_interfaces/Episode), pain (maxim_interfaces/PainSignal)
     Publications:
@@ -72,23 +50,18 @@ class MemoryNode(LifecycleNode):
         diagnostics (diagnostic_msgs/DiagnosticArray, every second in every state and on each
             storage fault or recovery): the database's health, journaled / replayed / lost
             writes.
-    Services:
-        memory/memory_recall (MemoryRecall), memory/similarity_search (SimilaritySearch),
-        memory/predict_outcome (PredictOutcome), memory/causal_links (CausalLinks),
-        memory/pain_history (PainHistory), memory/temporal_patterns (TemporalPatterns),
-        memory/concept_query (ConceptQuery), memory/system_stats (SystemStats),
-        memory/enrich (Enrich: what is relevant to a situation, by channel),
-        memory/end_session (std_srvs/Trigger: promote, consolidate, persist now)
-    A storage fault (locked, read-only, full disk, a directory in the way, a newer schema) is
-    one error line when it begins and one when it ends; captures meanwhile go to the journal
-    beside the database (retried every second, replayed at the next open), so an episode
-    logged as stored is never lost. Bad input is logged at most once per kind every 2 s.
+    Services (maxim_interfaces/srv, the types in queries.SERVICES): memory/memory_recall,
+        similarity_search, predict_outcome, causal_links, pain_history, temporal_patterns,
+        concept_query, system_stats, enrich (what is relevant to a situation, by channel),
+        relate; memory/end_session (std_srvs/Trigger: promote, consolidate, persist now)
+    A storage fault is one error line when it begins and one when it ends, and no episode
+    logged as stored is lost (maxim_memory/session.py). Bad input is logged at most once per
+    kind every 2 s.
     """
 
     def __init__(self, autostart: bool = False, **kwargs):
         super().__init__('memory', **kwargs)
-        for name, default, description, rng in PARAMS:
-            self.declare_parameter(name, default, descriptor(description, rng))
+        declare_table(self, PARAMS, read_only=True)
         self.config = None
         self.hub: MemoryHub | None = None
         self.last_error = ''
@@ -99,14 +72,14 @@ class MemoryNode(LifecycleNode):
         self._endpoints = []           # subscriptions, services and publisher of configure
         self._updates = None
         self._drain_timer = None
-        self._throttle = LogThrottle(2.0)
+        # Bad input: a line per kind per 2 s, with a count, at most 500 characters.
+        self._warn = ThrottledLog(self.get_logger().warning, 2.0, self.get_logger().error, 500)
+        self._throttle = self._warn.throttle
         self.episodes_stored = 0       # captures acknowledged (in the database or journal)
         self.episodes_lost = 0         # captures neither took: logged as NOT stored
-        self._log_handler = _RosLogHandler(self.get_logger())
-        package_log = logging.getLogger('maxim_memory')
-        package_log.addHandler(self._log_handler)
-        package_log.setLevel(logging.INFO)
-        package_log.propagate = False     # once, on the ROS logger (hub.warnings keeps them)
+        # The package's log lines once, on the ROS logger (hub.warnings keeps them).
+        self._log_handler = LoggerHandler(self.get_logger())
+        self._log_handler.attach('maxim_memory')
         self._inputs = MutuallyExclusiveCallbackGroup()
         self._queries = ReentrantCallbackGroup()
         # In every state: an unconfigured memory reports that its database is not open.
@@ -121,14 +94,10 @@ class MemoryNode(LifecycleNode):
         self.last_error = ''
         try:
             self.config = cfg = read_config(lambda name: self.get_parameter(name).value)
-            embedder = make_embedder(cfg.embedder, cfg.embedding_model_path,
-                                     warn=self.get_logger().warning)
-            hub = MemoryHub(cfg.hub_config(), embedder=embedder,
-                            stamp_clock=lambda: self.get_clock().now().nanoseconds * 1e-9)
-        except (StoreError, EmbedderError, ValueError, TypeError, OSError) as exc:
+            hub = open_hub(cfg, self.get_logger().warning,
+                           lambda: self.get_clock().now().nanoseconds * 1e-9)
+        except OpenError as exc:
             return self._configure_failed(str(exc))
-        except Exception as exc:  # noqa: BLE001 - one line for the person, not a trace
-            return self._configure_failed(f'{type(exc).__name__}: {exc}')
         self.hub, self._session_ended = hub, False
         hub.store.listeners.append(self._on_store_fault)
         self._updates = self.create_publisher(MemoryUpdate, 'memory/updates', EVENTS)
@@ -140,17 +109,11 @@ class MemoryNode(LifecycleNode):
                                      callback_group=self._inputs),
             self.create_service(Trigger, 'memory/end_session', self._end_session,
                                 callback_group=self._inputs)]
-        self._endpoints += [self.create_service(srv_type, f'memory/{name}',
-                                                self._guard(handler),
-                                                callback_group=self._queries)
-                            for srv_type, name, handler in SERVICES]
-        ec = hub.ec_startup
-        sim = hub.similarity
-        embedder_name = getattr(sim.obj.embedder, 'name', '?') if sim.available else 'no EC'
-        self.get_logger().info(f'memory open at {hub.store.path}: {len(hub.hippocampus)} '
-                               f'episodes, {len(hub.atl)} concepts; EC index '
-                               f'{"loaded" if ec.get("loaded") else "built"}, '
-                               f'{ec.get("embedded", 0)} episodes embedded ({embedder_name})')
+        # Answered unavailable unless active; typed errors onto error_code (queries.answer).
+        self._endpoints += [self.create_service(
+            srv_type, f'memory/{name}', guarded(handler, self._serving, self.get_logger().error),
+            callback_group=self._queries) for srv_type, name, handler in SERVICES]
+        self.get_logger().info(opened_line(hub))
         return TransitionCallbackReturn.SUCCESS
 
     def _configure_failed(self, reason: str) -> TransitionCallbackReturn:
@@ -201,13 +164,7 @@ class MemoryNode(LifecycleNode):
             hub, self.hub = self.hub, None
             if hub is None:
                 return
-            try:
-                report = hub.close(end_session=not self._session_ended)
-            except StoreError as exc:
-                self.get_logger().error(f'memory session end not persisted: {exc}')
-                return
-            if report is not None:
-                self.get_logger().info(f'memory session ended: {report.steps}')
+            self._report(*close_hub(hub, end_session=not self._session_ended))
 
     def quiesce(self) -> None:
         """End the session while the graph still runs (the runner calls this before it takes
@@ -226,128 +183,65 @@ class MemoryNode(LifecycleNode):
 
     def destroy_node(self):
         self._release()
-        package_log = logging.getLogger('maxim_memory')
-        package_log.removeHandler(self._log_handler)
-        if not package_log.handlers:
-            package_log.propagate = True
+        self._log_handler.detach('maxim_memory')
         return super().destroy_node()
 
     # --- inputs --------------------------------------------------------------------------------
-
-    def _log(self, kind: str, text: str, error: bool = False) -> None:
-        if len(text) > 500:    # a line for a person, however long the bad input was
-            text = f'{text[:500]} … ({len(text) - 500} more characters)'
-        line = self._throttle(kind, text)
-        if line is not None:
-            (self.get_logger().error if error else self.get_logger().warning)(line)
 
     def _on_episode(self, msg: Episode) -> None:
         with self._input_lock:
             self._capture(msg)
 
     def _capture(self, msg: Episode) -> None:
-        hub, updates = self.hub, self._updates
-        if not self._active or hub is None or updates is None:
-            self.episodes_lost += 1
-            self._log('episode lost', f'episode {msg.episode_id[:80]!r} NOT stored: memory '
-                      f'is not active', error=True)
-            return
-        try:
-            ep = conv.msg_to_episode(msg, time.time())
-            hub.capture_episode(ep)
-        except (conv.ConversionError, ValueError, TypeError) as exc:
-            self._log('episode rejected', f'episode {msg.episode_id[:80]!r} rejected: {exc}')
-        except StoreError as exc:
-            self.episodes_lost += 1
-            self._log('episode lost', f'episode {msg.episode_id[:80]!r} NOT stored: {exc}',
-                      error=True)
-            self.diagnostics.publish()
-        else:
+        updates = self._updates
+        c = capture(self._serving() if updates is not None else None, msg.episode_id,
+                    lambda: conv.msg_to_episode(msg, time.time()))
+        if c.outcome == STORED:
             self.episodes_stored += 1
-            updates.publish(conv.learning_to_msg(hub.learning_snapshot(ep),
-                                                 self.get_clock().now().to_msg()))
+            updates.publish(conv.learning_to_msg(c.snapshot, self.get_clock().now().to_msg()))
+        elif c.outcome == LOST:
+            self.episodes_lost += 1
+            self._warn('episode lost', c.line, error=True)
+            if c.fault:
+                self.diagnostics.publish()
+        else:
+            self._warn('episode rejected', c.line)
 
     def _on_pain(self, msg: PainSignal) -> None:
-        hub = self.hub
-        try:
-            if not self._active or hub is None:
-                raise UnavailableError('memory is not active')
-            hub.record_pain(conv.msg_to_pain(msg, time.time()))
-        except (conv.ConversionError, UnavailableError, ImportError, ValueError,
-                TypeError) as exc:
-            self._log('pain', f'pain signal not recorded: {exc}')
+        line = record_pain(self._serving(), lambda: conv.msg_to_pain(msg, time.time()))
+        if line:
+            self._warn('pain', line)
 
     def _on_store_fault(self, fault: StoreFault | None) -> None:
         """One line when a storage fault begins or changes kind, one when writes reach the
         database again (the store calls this once per change, not per write)."""
-        hub = self.hub
-        if fault is None and hub is not None:
-            st = hub.store.status()
-            self.get_logger().info(f'memory database {hub.store.path} writable again; '
-                                   f'journal replayed ({st["replayed"]} writes so far)')
-        elif fault is not None:
-            self.get_logger().error(f'storage fault ({fault.kind}): {fault.message}')
+        self._report(*fault_line(fault, self.hub))
         self.diagnostics.publish()
+
+    def _report(self, error: bool, line: str) -> None:
+        """A line of the session's (session.py) on the log: an error, or info ('': none)."""
+        if line and error:
+            self.get_logger().error(line)
+        elif line:
+            self.get_logger().info(line)
 
     def _tick(self) -> None:
         """Every second while active: replay the journal if the database takes writes
         again."""
-        hub = self.hub
-        if hub is not None and hub.store.journaled:
-            hub.store.drain_journal()
+        drain(self.hub)
 
     def health(self) -> Health:
-        hub = self.hub
-        if hub is None:
-            reason = f'configure failed: {self.last_error}' if self.last_error else ''
-            return not_ready(reason or 'the database is not open')
-        return database_health(hub.store.status(), self.episodes_stored, self.episodes_lost,
-                               str(hub.store.path), 'active' if self._active else 'inactive')
+        return memory_node_health(self.hub, self.last_error, self.episodes_stored,
+                                  self.episodes_lost, self._active)
 
     # --- queries -------------------------------------------------------------------------------
 
-    def _end_session(self, request, response):
-        hub = self.hub
-        if not self._active or hub is None:
-            response.success, response.message = False, 'memory is not active'
-            return response
-        try:
-            report = hub.on_session_end()
-        except StoreError as exc:
-            response.success = False
-            response.message = f'session end not persisted: {exc}'
-            self.get_logger().error(response.message)
-            return response
-        response.success = True
-        response.message = conv.bounded_json(to_plain({
-            'steps': report.steps, 'promotion': report.promotion,
-            'consolidation': report.consolidation, 'persisted': report.persisted_records}))
-        return response
+    def _serving(self) -> MemoryHub | None:
+        """The hub while active; None: memory is not active (answered unavailable)."""
+        return self.hub if self._active else None
 
-    def _guard(self, handler):
-        """Answer unavailable unless active; map the core's typed errors onto the answer's
-        error_code / available fields."""
-        def call(request, response):
-            hub = self.hub
-            try:
-                if not self._active or hub is None:
-                    raise UnavailableError('memory is not active')
-                return handler(hub, request, response)
-            except (QueryError, conv.ConversionError) as exc:
-                response.error_code = response.ERROR_INVALID_REQUEST
-                response.error_msg = str(exc)
-                response.available = True
-            except UnavailableError as exc:
-                response.error_code = response.ERROR_UNAVAILABLE
-                response.error_msg = str(exc)
-                response.available = False
-            except Exception as exc:  # noqa: BLE001 - any failure becomes ERROR_INTERNAL
-                self.get_logger().error(f'{handler.__name__} failed: {exc!r}')
-                response.error_code = response.ERROR_INTERNAL
-                response.error_msg = f'{type(exc).__name__}: {exc}'
-                response.available = True
-            return response
-        return call
+    def _end_session(self, request, response):
+        return end_session(self._serving(), response, self.get_logger().error)
 
 
 def main(args=None):

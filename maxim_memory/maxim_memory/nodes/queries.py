@@ -1,14 +1,15 @@
 """The query services of the memory node: each request's fields to a MemoryHub call, the
-answer to the response (message fields and a bounded `result_json`). No rclpy: the node
-registers these and maps the typed errors they raise (QueryError, UnavailableError) onto the
-response's error_code."""
+answer to the response (message fields and a bounded `result_json`), the typed errors they
+raise (QueryError, UnavailableError) mapped onto the response's error_code (`answer`), and the
+end of a session on request. No rclpy: the node registers these."""
 
 from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecall,
                                   PainHistory, PredictOutcome, Relate, SimilaritySearch,
                                   SystemStats, TemporalPatterns)
 from maxim_memory import conversions as conv
 from maxim_memory.enrich import channels_to_dict, MemoryEnricher
-from maxim_memory.hub import QueryError, to_plain
+from maxim_memory.hub import QueryError, to_plain, UnavailableError
+from maxim_memory.store import StoreError
 
 
 def recall(hub, req, res):
@@ -156,3 +157,54 @@ SERVICES = (
     (Enrich, 'enrich', enrich),
     (Relate, 'relate', relate),
 )
+
+
+def answer(handler, hub, request, response, log_error):
+    """`handler`'s answer from `hub` (None: memory is not active), its typed errors mapped onto
+    the response's error_code and available fields; any other failure is ERROR_INTERNAL, and
+    a line for `log_error`."""
+    try:
+        if hub is None:
+            raise UnavailableError('memory is not active')
+        return handler(hub, request, response)
+    except (QueryError, conv.ConversionError) as exc:
+        response.error_code = response.ERROR_INVALID_REQUEST
+        response.error_msg = str(exc)
+        response.available = True
+    except UnavailableError as exc:
+        response.error_code = response.ERROR_UNAVAILABLE
+        response.error_msg = str(exc)
+        response.available = False
+    except Exception as exc:  # noqa: BLE001 - any failure becomes ERROR_INTERNAL
+        log_error(f'{handler.__name__} failed: {exc!r}')
+        response.error_code = response.ERROR_INTERNAL
+        response.error_msg = f'{type(exc).__name__}: {exc}'
+        response.available = True
+    return response
+
+
+def guarded(handler, serving, log_error):
+    """The service callback of `handler`: its answer from the hub `serving()` returns (None:
+    not active), through `answer`."""
+    return lambda request, response: answer(handler, serving(), request, response, log_error)
+
+
+def end_session(hub, response, log_error):
+    """memory/end_session (std_srvs/Trigger): promote, consolidate, persist now; `hub` None:
+    memory is not active. A store that cannot persist is a failure, and a line for
+    `log_error`."""
+    if hub is None:
+        response.success, response.message = False, 'memory is not active'
+        return response
+    try:
+        report = hub.on_session_end()
+    except StoreError as exc:
+        response.success = False
+        response.message = f'session end not persisted: {exc}'
+        log_error(response.message)
+        return response
+    response.success = True
+    response.message = conv.bounded_json(to_plain({
+        'steps': report.steps, 'promotion': report.promotion,
+        'consolidation': report.consolidation, 'persisted': report.persisted_records}))
+    return response

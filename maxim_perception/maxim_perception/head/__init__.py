@@ -1,4 +1,6 @@
-"""Head control: the pan/tilt controller core and the drivers that move a real or simulated head.
+"""Head control: the pan/tilt controller core (control), the drivers that move a real or
+simulated head, the head controller's parameters (params), the supervision of its driver
+(supervision) and its control schedule (scheduler).
 
 Nothing here imports rclpy or message packages; the nodes translate.
 """

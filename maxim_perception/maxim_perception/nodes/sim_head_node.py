@@ -1,14 +1,11 @@
 """The simulated head node: MuJoCo physics and camera on their own thread, on the ROS graph."""
 
-from dataclasses import dataclass
 import math
 import threading
 import time
 
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from builtin_interfaces.msg import Time as TimeMsg
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 
@@ -16,57 +13,15 @@ from maxim_common.conversions import joint_values
 from maxim_common.diagnostics import Diagnostics
 from maxim_common.health import Health, not_ready
 from maxim_common.lifetime import run
-from maxim_common.qos import COMMANDS, SENSOR
-from maxim_common.throttle import LogThrottle
-from maxim_perception.conversions import time_msg
+from maxim_common.params import declare_table
+from maxim_common.qos import CLOCK, COMMANDS, JOINT_STATES, SENSOR
+from maxim_common.throttle import ThrottledLog
+from maxim_perception.conversions import (camera_info_dict_to_msg, image_to_msg,
+                                          joint_state_to_msg, time_msg)
 from maxim_perception.health import RateMeter, sim_head_health
+from maxim_perception.sim.params import PARAMS, read_params, SimSchedule
 from maxim_perception.sim.simhead import JOINT_NAMES, SimHead, SimRenderError
 
-# joint_states: reliable, so robot_state_publisher and rviz (reliable subscribers) hear it.
-JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
-                              reliability=ReliabilityPolicy.RELIABLE,
-                              durability=DurabilityPolicy.VOLATILE)
-CLOCK_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
-                       reliability=ReliabilityPolicy.RELIABLE,
-                       durability=DurabilityPolicy.VOLATILE)
-
-
-@dataclass(frozen=True)
-class SimHeadParams:
-    width: int
-    height: int
-    fps: float
-    physics_rate_hz: float
-    joint_state_rate_hz: float
-    moving_target: bool
-    target_period_s: float
-    publish_clock: bool
-    frame_id: str
-
-
-# ---- message helpers (to move into maxim_perception/conversions.py) --------------------------
-
-def _image_msg(img, frame_id: str, stamp: TimeMsg) -> Image:
-    msg = Image()
-    msg.header.stamp, msg.header.frame_id = stamp, frame_id
-    msg.height, msg.width = int(img.shape[0]), int(img.shape[1])
-    msg.encoding = 'rgb8'
-    msg.is_bigendian = 0
-    msg.step = int(img.shape[1]) * 3
-    msg.data = img.tobytes()
-    return msg
-
-
-def _camera_info_msg(info: dict, frame_id: str, stamp: TimeMsg) -> CameraInfo:
-    msg = CameraInfo()
-    msg.header.stamp, msg.header.frame_id = stamp, frame_id
-    msg.width, msg.height = info['width'], info['height']
-    msg.distortion_model = info['distortion_model']
-    msg.d, msg.k, msg.r, msg.p = info['d'], info['k'], info['r'], info['p']
-    return msg
-
-
-# ---- the node --------------------------------------------------------------------------------
 
 class SimHeadNode(LifecycleNode):
     """The MuJoCo head: consumes joint commands, publishes its camera, joints and sim clock.
@@ -80,16 +35,9 @@ class SimHeadNode(LifecycleNode):
     the node up at construction, for graphs composed by hand; the launch files and the runner
     leave that to the lifecycle manager.
 
-    Parameters:
-        width, height (int, 320x240): camera image size.
-        fps (double, 15): camera frames per second (sim time).
-        physics_rate_hz (double, 100): simulation ticks per second (each steps the physics by
-            the wall time elapsed, so sim time follows wall time when the machine keeps up).
-        joint_state_rate_hz (double, 50): joint_states messages per second.
-        moving_target (bool, true): the orange ball circles in front of the head.
-        target_period_s (double, 10): seconds per turn of the ball.
-        publish_clock (bool, true): publish sim time on clock and stamp messages with it.
-        frame_id (string, camera_optical_frame): frame of the images.
+    Parameters: sim/params.py (PARAMS, all read-only; described there): width, height, fps,
+        physics_rate_hz, joint_state_rate_hz, moving_target, target_period_s, publish_clock,
+        frame_id.
     Publishers:
         camera/image_raw (sensor_msgs/Image rgb8, sensor QoS),
         camera/camera_info (sensor_msgs/CameraInfo, sensor QoS),
@@ -102,8 +50,9 @@ class SimHeadNode(LifecycleNode):
 
     def __init__(self, autostart: bool = True, **kwargs):
         super().__init__('sim_head', **kwargs)
-        self._throttle = LogThrottle(2.0)   # bad commands: a line per kind per 2 s, counted
-        self.params = self._read_params()
+        # Bad commands: a line per kind per 2 s, counted.
+        self._warn = ThrottledLog(self.get_logger().warning, 2.0)
+        self.params = read_params(declare_table(self, PARAMS, read_only=True))
         p = self.params
         self.sim: SimHead | None = None
         self.last_error = ''
@@ -118,8 +67,8 @@ class SimHeadNode(LifecycleNode):
         self.diagnostics = Diagnostics(self, 'simulation', self.health)
         self._image_pub = self.create_publisher(Image, 'camera/image_raw', SENSOR)
         self._info_pub = self.create_publisher(CameraInfo, 'camera/camera_info', SENSOR)
-        self._joint_pub = self.create_publisher(JointState, 'joint_states', JOINT_STATES_QOS)
-        self._clock_pub = (self.create_publisher(Clock, 'clock', CLOCK_QOS)
+        self._joint_pub = self.create_publisher(JointState, 'joint_states', JOINT_STATES)
+        self._clock_pub = (self.create_publisher(Clock, 'clock', CLOCK)
                            if p.publish_clock else None)
         self.create_subscription(JointState, 'head/joint_commands', self._on_command, COMMANDS)
         self._stop = threading.Event()
@@ -169,45 +118,14 @@ class SimHeadNode(LifecycleNode):
         self.sim = None
         return TransitionCallbackReturn.SUCCESS
 
-    def _read_params(self) -> SimHeadParams:
-        def declare(name, default, description, **ranges):
-            return self.declare_parameter(name, default, ParameterDescriptor(
-                description=description, read_only=True, **ranges)).value
-
-        def frange(lo, hi):
-            return {'floating_point_range': [FloatingPointRange(from_value=lo, to_value=hi)]}
-
-        def irange(lo, hi):
-            return {'integer_range': [IntegerRange(from_value=lo, to_value=hi, step=1)]}
-
-        return SimHeadParams(
-            width=declare('width', 320, 'Camera image width, pixels', **irange(16, 4096)),
-            height=declare('height', 240, 'Camera image height, pixels', **irange(16, 4096)),
-            fps=declare('fps', 15.0, 'Camera frames per second', **frange(0.1, 120.0)),
-            physics_rate_hz=declare('physics_rate_hz', 100.0, 'Simulation ticks per second',
-                                    **frange(1.0, 1000.0)),
-            joint_state_rate_hz=declare('joint_state_rate_hz', 50.0,
-                                        'joint_states messages per second',
-                                        **frange(1.0, 1000.0)),
-            moving_target=declare('moving_target', True, 'The ball circles in front'),
-            target_period_s=declare('target_period_s', 10.0, 'Seconds per turn of the ball',
-                                    **frange(0.5, 600.0)),
-            publish_clock=declare('publish_clock', True, 'Publish sim time on clock'),
-            frame_id=declare('frame_id', 'camera_optical_frame', 'Frame id of the images'))
-
     def _on_command(self, msg: JointState) -> None:
         command = joint_values(msg.name, msg.position, JOINT_NAMES)   # (pan, tilt) set points
         if command is None:
-            line = self._throttle('names', f'joint command without '
-                                  f'{" and ".join(JOINT_NAMES)} positions: names '
-                                  f'{list(msg.name)[:8]}')
-            if line is not None:
-                self.get_logger().warning(line)
+            self._warn('names', f'joint command without {" and ".join(JOINT_NAMES)} '
+                       f'positions: names {list(msg.name)[:8]}')
             return
         if not all(math.isfinite(v) for v in command):
-            line = self._throttle('finite', f'rejected non-finite joint command {command}')
-            if line is not None:
-                self.get_logger().warning(line)
+            self._warn('finite', f'rejected non-finite joint command {command}')
             return
         with self._lock:
             self._command = command
@@ -220,19 +138,11 @@ class SimHeadNode(LifecycleNode):
         return self.get_clock().now().to_msg()
 
     def _run(self) -> None:
-        p = self.params
         sim = self.sim
-        period = 1.0 / p.physics_rate_hz
-        frame_period = 1.0 / p.fps
-        joint_period = 1.0 / p.joint_state_rate_hz
-        next_frame = next_joints = 0.0
-        last = time.monotonic()
-        next_tick = last
+        schedule = SimSchedule(self.params, time.monotonic())
         try:
             while not self._stop.is_set():
-                now = time.monotonic()
-                dt = min(0.1, now - last)   # a stall does not make the physics jump
-                last = now
+                dt = schedule.dt(time.monotonic())   # a stall does not make the physics jump
                 with self._lock:
                     command = self._command
                 with self.sim_lock:
@@ -242,23 +152,13 @@ class SimHeadNode(LifecycleNode):
                         sim.step(dt)
                     stamp = self._stamp()
                     pos, vel = sim.joint_state()
-                    frame_due = sim.time >= next_frame and not self.render_error
-                    if frame_due:
-                        next_frame = max(next_frame + frame_period, sim.time)
+                    if not self.render_error and schedule.frame_due(sim.time):
                         self._publish_frame(stamp)
                 if self._clock_pub is not None:
                     self._clock_pub.publish(Clock(clock=stamp))
-                if sim.time >= next_joints:
-                    next_joints = max(next_joints + joint_period, sim.time)
-                    msg = JointState(name=list(JOINT_NAMES), position=pos.tolist(),
-                                     velocity=vel.tolist())
-                    msg.header.stamp = stamp
-                    self._joint_pub.publish(msg)
-                next_tick += period
-                wait = next_tick - time.monotonic()
-                if wait < -period:          # fell behind: do not try to catch up in a burst
-                    next_tick = time.monotonic()
-                self._stop.wait(max(0.0, wait))
+                if schedule.joints_due(sim.time):
+                    self._joint_pub.publish(joint_state_to_msg(JOINT_NAMES, pos, vel, stamp))
+                self._stop.wait(schedule.wait(time.monotonic()))
         finally:
             sim.close()
 
@@ -269,9 +169,9 @@ class SimHeadNode(LifecycleNode):
             self.render_error = str(exc)
             self.get_logger().error(f'no camera images: {exc}')
             return
-        self._image_pub.publish(_image_msg(img, self.params.frame_id, stamp))
-        self._info_pub.publish(_camera_info_msg(self.sim.camera_info(), self.params.frame_id,
-                                                stamp))
+        self._image_pub.publish(image_to_msg(img, 'rgb8', stamp, self.params.frame_id))
+        self._info_pub.publish(camera_info_dict_to_msg(self.sim.camera_info(),
+                                                       self.params.frame_id, stamp))
         self.frames += 1
         self.rate.tick()
 
