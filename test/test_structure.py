@@ -11,7 +11,8 @@ import os
 import pytest
 
 WS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ('maxim_common', 'maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup')
+PACKAGES = ('maxim_common', 'maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup',
+            'maxim_eval')
 # The modules of maxim_common that import no rclpy and no message package: a pure core may use
 # them and stays pure.
 PURE_COMMON = {'maxim_common', 'maxim_common.conversions', 'maxim_common.errors',
@@ -138,7 +139,7 @@ def test_the_mind_is_pure_and_composed_once():
     parts = {'maxim_core.deliberation.gate', 'maxim_core.deliberation.enrichment',
              'maxim_core.prompt.builder', 'maxim_core.tools.learned_index',
              'maxim_core.idle.controller'}
-    for m in ('maxim_core.nodes.agent_node', 'maxim_core.sim.bridge'):
+    for m in ('maxim_core.nodes.agent_node', 'maxim_eval.scenario.bridge'):
         used = edges(m)
         assert 'maxim_core.mind' in used, m
         assert not used & parts, (m, used & parts)

@@ -185,13 +185,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f'maxim: removed {len(stale)} shared-memory files of Fast DDS processes that '
               'ended without closing them', file=sys.stderr, flush=True)
     if argv[:1] == ['scenario']:  # the simulation orchestrator has its own command line
-        from maxim_core.sim.cli import main as scenario_main
+        from maxim_eval.scenario.cli import main as scenario_main
         if argv[1:2] in (['list'], ['generate']):
             sys.exit(scenario_main(argv[1:]))
         # The agents under test think with the robot's memory system (a memory node each);
-        # robot-world scenarios run on the robot's perception parts (maxim_bringup composes).
-        from maxim_bringup.robot_world import WORLDS
-        from maxim_bringup.scenario_memory import GraphMemory
+        # robot-world scenarios run on the robot's perception parts (maxim_eval composes).
+        from maxim_eval.robot_world import WORLDS
+        from maxim_eval.scenario_memory import GraphMemory
         with GraphMemory() as memory:
             code = scenario_main(argv[1:], memory=memory.port, worlds=WORLDS)
         sys.exit(code)
