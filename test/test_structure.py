@@ -1,6 +1,7 @@
 """The shape of the code: packages that never import each other but share maxim_common, no
-import circles, pure parts that stay free of ROS, one mind composed once, and a node that only
-translates.
+import circles, pure parts that stay free of ROS, one mind composed once, a node that only
+translates, and evaluation code (maxim_eval) that imports the product and is imported by none
+of it.
 
 Every import counts, at module level or inside a function: a lazy import still ties two
 modules together."""
@@ -11,8 +12,9 @@ import os
 import pytest
 
 WS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ('maxim_common', 'maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup',
-            'maxim_eval')
+# What the robot ships; maxim_eval (scenarios, soaks, the robot world) evaluates it.
+PRODUCT = ('maxim_common', 'maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup')
+PACKAGES = PRODUCT + ('maxim_eval',)
 # The modules of maxim_common that import no rclpy and no message package: a pure core may use
 # them and stays pure.
 PURE_COMMON = {'maxim_common', 'maxim_common.conversions', 'maxim_common.errors',
@@ -75,7 +77,8 @@ def ros_names(names):
 
 @pytest.mark.parametrize('package', ('maxim_core', 'maxim_memory', 'maxim_perception'))
 def test_the_three_packages_never_import_each_other(package):
-    # maxim_common is what they share; the other three and maxim_bringup are out of bounds.
+    # maxim_common is what they share; the other two, maxim_bringup and maxim_eval are out
+    # of bounds.
     others = {p for p in PACKAGES if p not in (package, 'maxim_common')}
     bad = sorted((m, n) for m in GRAPH if m.split('.')[0] == package
                  for n in GRAPH[m] if n.split('.')[0] in others)
@@ -88,6 +91,28 @@ def test_maxim_common_imports_no_other_maxim_package():
     bad = sorted((m, n) for m in mods for n in GRAPH[m]
                  if n.split('.')[0].startswith('maxim') and n.split('.')[0] != 'maxim_common')
     assert bad == []
+
+
+def test_no_product_package_imports_maxim_eval():
+    mods = [m for m in GRAPH if m.split('.')[0] in PRODUCT]
+    assert {m.split('.')[0] for m in mods} == set(PRODUCT)
+    bad = sorted((m, n) for m in mods for n in GRAPH[m] if n.split('.')[0] == 'maxim_eval')
+    assert bad == []
+
+
+def test_maxim_eval_may_import_every_other_package():
+    """The evaluation code takes what it evaluates from the product packages (and their
+    interfaces), never the other way round; the moved code is here, not in the product."""
+    mods = [m for m in GRAPH if m.split('.')[0] == 'maxim_eval']
+    assert {'maxim_eval.scenario.bridge', 'maxim_eval.scenario.cli', 'maxim_eval.robot_world',
+            'maxim_eval.scenario_memory', 'maxim_eval.soak.idle',
+            'maxim_eval.soak.graph'} <= set(mods)
+    used = {n.split('.')[0] for m in mods for n in GRAPH[m] if n.startswith('maxim')}
+    assert used - {'maxim_eval'} <= set(PRODUCT) | {'maxim_interfaces'}
+    assert {'maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup'} <= used
+    moved = ('maxim_core.sim', 'maxim_core.idle.soak', 'maxim_bringup.robot_world',
+             'maxim_bringup.scenario_memory', 'maxim_bringup.idle_soak')
+    assert [m for m in GRAPH if m in moved or m.startswith(tuple(p + '.' for p in moved))] == []
 
 
 def test_the_pure_parts_of_maxim_common_import_no_ros():
