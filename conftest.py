@@ -32,7 +32,7 @@ def pytest_sessionstart(session):
 # passes. Only these failures are run again, once, and pytest's summary lists every rerun
 # ("RERUN"); a wrong answer, a missing message or any other failure fails at once.
 DISCOVERY_TIMEOUTS = (
-    r'GraphError: timed out after \d+ s waiting for',     # maxim_bringup.idle_soak
+    r'GraphError: timed out after \d+ s waiting for',     # maxim_eval.soak.graph
     r'TimeoutExpired: Command \[.ros2.',                  # a ros2 command with no answer
     r'no server matched in',                              # test/helpers/runner_probe.py
 )

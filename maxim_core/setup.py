@@ -29,8 +29,8 @@ setup(
     zip_safe=False,
     maintainer='Maxim developers',
     maintainer_email='dev@maxim-robot.org',
-    description=('LLM, prompts, deliberation, tools, fear gate, idle introspection, agent loop '
-                 'and simulation.'),
+    description=('LLM, prompts, deliberation, tools, fear gate, idle introspection and agent '
+                 'loop.'),
     license='Apache-2.0',
     tests_require=['pytest'],
     entry_points={

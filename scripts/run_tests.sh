@@ -9,7 +9,7 @@ export MUJOCO_GL="${MUJOCO_GL:-egl}"
 
 echo '== lint (flake8: 99 columns, single quotes)'
 if ! python -m flake8 maxim_common maxim_core maxim_memory maxim_perception maxim_bringup \
-    test bench scripts; then
+    maxim_eval test bench scripts; then
   echo 'lint failed' >&2
   exit 1
 fi

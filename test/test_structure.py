@@ -1,6 +1,7 @@
 """The shape of the code: packages that never import each other but share maxim_common, no
-import circles, pure parts that stay free of ROS, one mind composed once, and nodes that only
-translate (ROS in nodes/ and conversions.py alone, at most 250 lines a node file).
+import circles, pure parts that stay free of ROS, one mind composed once, nodes that only
+translate (ROS in nodes/ and conversions.py alone, at most 250 lines a node file), and
+evaluation code (maxim_eval) that imports the product and is imported by none of it.
 
 Every import counts, at module level or inside a function: a lazy import still ties two
 modules together."""
@@ -11,7 +12,9 @@ import os
 import pytest
 
 WS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ('maxim_common', 'maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup')
+# What the robot ships; maxim_eval (scenarios, soaks, the robot world) evaluates it.
+PRODUCT = ('maxim_common', 'maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup')
+PACKAGES = PRODUCT + ('maxim_eval',)
 # The modules of maxim_common that import no rclpy and no message package: a pure core may use
 # them and stays pure.
 PURE_COMMON = {'maxim_common', 'maxim_common.conversions', 'maxim_common.errors',
@@ -76,7 +79,8 @@ def ros_names(names):
 
 @pytest.mark.parametrize('package', ('maxim_core', 'maxim_memory', 'maxim_perception'))
 def test_the_three_packages_never_import_each_other(package):
-    # maxim_common is what they share; the other three and maxim_bringup are out of bounds.
+    # maxim_common is what they share; the other two, maxim_bringup and maxim_eval are out
+    # of bounds.
     others = {p for p in PACKAGES if p not in (package, 'maxim_common')}
     bad = sorted((m, n) for m in GRAPH if m.split('.')[0] == package
                  for n in GRAPH[m] if n.split('.')[0] in others)
@@ -89,6 +93,28 @@ def test_maxim_common_imports_no_other_maxim_package():
     bad = sorted((m, n) for m in mods for n in GRAPH[m]
                  if n.split('.')[0].startswith('maxim') and n.split('.')[0] != 'maxim_common')
     assert bad == []
+
+
+def test_no_product_package_imports_maxim_eval():
+    mods = [m for m in GRAPH if m.split('.')[0] in PRODUCT]
+    assert {m.split('.')[0] for m in mods} == set(PRODUCT)
+    bad = sorted((m, n) for m in mods for n in GRAPH[m] if n.split('.')[0] == 'maxim_eval')
+    assert bad == []
+
+
+def test_maxim_eval_may_import_every_other_package():
+    """The evaluation code takes what it evaluates from the product packages (and their
+    interfaces), never the other way round; the moved code is here, not in the product."""
+    mods = [m for m in GRAPH if m.split('.')[0] == 'maxim_eval']
+    assert {'maxim_eval.scenario.bridge', 'maxim_eval.scenario.cli', 'maxim_eval.robot_world',
+            'maxim_eval.scenario_memory', 'maxim_eval.soak.idle',
+            'maxim_eval.soak.graph'} <= set(mods)
+    used = {n.split('.')[0] for m in mods for n in GRAPH[m] if n.startswith('maxim')}
+    assert used - {'maxim_eval'} <= set(PRODUCT) | {'maxim_interfaces'}
+    assert {'maxim_core', 'maxim_memory', 'maxim_perception', 'maxim_bringup'} <= used
+    moved = ('maxim_core.sim', 'maxim_core.idle.soak', 'maxim_bringup.robot_world',
+             'maxim_bringup.scenario_memory', 'maxim_bringup.idle_soak')
+    assert [m for m in GRAPH if m in moved or m.startswith(tuple(p + '.' for p in moved))] == []
 
 
 def test_the_pure_parts_of_maxim_common_import_no_ros():
@@ -140,7 +166,7 @@ def test_the_mind_is_pure_and_composed_once():
     parts = {'maxim_core.deliberation.gate', 'maxim_core.deliberation.enrichment',
              'maxim_core.prompt.builder', 'maxim_core.tools.learned_index',
              'maxim_core.idle.controller'}
-    for m in ('maxim_core.nodes.agent_node', 'maxim_core.sim.bridge'):
+    for m in ('maxim_core.nodes.agent_node', 'maxim_eval.scenario.bridge'):
         used = edges(m)
         assert 'maxim_core.mind' in used, m
         assert not used & parts, (m, used & parts)
@@ -160,7 +186,7 @@ def test_the_agent_node_only_translates():
                           for a in n.names}
 
 
-@pytest.mark.parametrize('package', [p for p in PACKAGES if p != 'maxim_common'])
+@pytest.mark.parametrize('package', [p for p in PRODUCT if p != 'maxim_common'])
 def test_every_node_file_only_translates_within_250_lines(package):
     """A file in <package>/<package>/nodes/ declares parameters, creates the ROS endpoints,
     translates messages and calls the pure core: at most NODE_FILE_MAX_LINES lines. What

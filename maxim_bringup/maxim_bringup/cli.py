@@ -13,7 +13,11 @@ Missing or broken dependencies are reported in one line with what to do, never a
 
 import argparse
 import importlib
+import os
+import signal
+import subprocess
 import sys
+import time
 
 # (module, what it is, what to do) for every dependency a run needs.
 DEPENDENCIES = [
@@ -175,6 +179,76 @@ def _check(args) -> int:
         return 2
 
 
+# The scenario runner is evaluation code (maxim_eval), which no product package imports:
+# `maxim scenario ...` runs it as a child process.
+SCENARIO_MODULE = 'maxim_eval.cli'
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SI_KERNEL = 0x80       # siginfo si_code of a signal the kernel sent (a terminal's Ctrl-C)
+STOP_GRACE_S = 30.0    # after a Ctrl-C, how long the child may take to end before SIGKILL
+PR_SET_PDEATHSIG = 1   # prctl(2): the signal a process gets when its parent dies
+
+
+def _child_setup(mask):
+    """What the child does before it runs: the signal mask this process had, and (Linux) a
+    SIGKILL when this process dies, so a kill of `maxim` leaves no runner behind."""
+    parent = os.getpid()
+    prctl = None
+    if sys.platform.startswith('linux'):
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def setup():
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != parent:     # this process died before that was set
+                os._exit(1)
+    return setup
+
+
+def _scenario(argv: list[str], module: str = SCENARIO_MODULE) -> int:
+    """`python -m maxim_eval.cli ARGV` with this process's stdin, stdout, stderr and
+    environment (the DDS profile main() applied); returns its exit status, and ends this
+    process by the signal that ended the child, as one process would have ended.
+
+    Ctrl-C at a terminal reaches the child by itself (the same process group); a SIGINT or
+    SIGTERM sent to this process alone is passed on. A child still running STOP_GRACE_S after
+    either is killed, so this command always ends; and it dies with this process when that
+    is killed outright (SIGKILL, a timeout's kill), as the one process did."""
+    cmd = [sys.executable, *(['-P'] if sys.flags.safe_path else []), '-m', module, *argv]
+    # Blocked here from before the child starts (it gets the mask as it was), taken one at a
+    # time below.
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
+    try:
+        try:
+            child = subprocess.Popen(cmd, preexec_fn=_child_setup(old_mask))
+        except OSError as exc:
+            print(f'maxim: cannot start the scenario runner ({exc})', file=sys.stderr)
+            return 2
+        deadline = None
+        while child.poll() is None:
+            info = signal.sigtimedwait(FORWARDED_SIGNALS, 0.2)
+            if info is not None:
+                if info.si_code != SI_KERNEL:    # sent to this process, not to the group
+                    child.send_signal(info.si_signo)
+                if deadline is None:
+                    deadline = time.monotonic() + STOP_GRACE_S
+            elif deadline is not None and time.monotonic() > deadline:
+                print(f'maxim: the scenario runner did not end {STOP_GRACE_S:.0f} s after '
+                      'the stop: killed', file=sys.stderr, flush=True)
+                child.kill()
+                child.wait()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+    code = child.returncode
+    if code < 0 and -code != signal.SIGKILL:    # ended by a signal: end the same way
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    return 128 - code if code < 0 else code
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(argv if argv is not None else sys.argv[1:])
     # Before any participant exists: the frame transport of every node this command starts.
@@ -185,16 +259,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f'maxim: removed {len(stale)} shared-memory files of Fast DDS processes that '
               'ended without closing them', file=sys.stderr, flush=True)
     if argv[:1] == ['scenario']:  # the simulation orchestrator has its own command line
-        from maxim_core.sim.cli import main as scenario_main
-        if argv[1:2] in (['list'], ['generate']):
-            sys.exit(scenario_main(argv[1:]))
-        # The agents under test think with the robot's memory system (a memory node each);
-        # robot-world scenarios run on the robot's perception parts (maxim_bringup composes).
-        from maxim_bringup.robot_world import WORLDS
-        from maxim_bringup.scenario_memory import GraphMemory
-        with GraphMemory() as memory:
-            code = scenario_main(argv[1:], memory=memory.port, worlds=WORLDS)
-        sys.exit(code)
+        sys.exit(_scenario(argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, 'command', None):

@@ -7,12 +7,12 @@ import math
 import pytest
 
 from maxim_core.mind.ports import HeadGoalCommand
-from maxim_core.sim.bridge import VirtualClock
-from maxim_core.sim.scenario import (find_scenario, robot_scenarios, run_scenario, run_suite,
-                                     Scenario)
 from maxim_core.tools.robot import head_goal, MODE_MOVE, MODE_MOVE_RELATIVE, MODE_TRACK_TARGET
+from maxim_eval.scenario.bridge import VirtualClock
+from maxim_eval.scenario.scenario import (find_scenario, robot_scenarios, run_scenario, run_suite,
+                                          Scenario)
 
-from maxim_bringup.robot_world import RobotWorld, urdf_head_config, WorldError, WORLDS
+from maxim_eval.robot_world import RobotWorld, urdf_head_config, WorldError, WORLDS
 
 SETUP = {'head': {'pan': 0.0, 'tilt': 0.0},
          'objects': [{'name': 'red_ball', 'colour': 'red', 'pan': 0.3, 'tilt': 0.05},
@@ -150,7 +150,7 @@ def test_the_robot_suite_runs_with_the_text_worlds():
 
 @pytest.mark.ros
 def test_remember_name_goes_through_the_memory_node():
-    from maxim_bringup.scenario_memory import GraphMemory
+    from maxim_eval.scenario_memory import GraphMemory
     with GraphMemory() as graph:
         ports = []
 

@@ -13,9 +13,9 @@ from maxim_core.idle.compare import main as compare_main
 from maxim_core.idle.eligibility import assess
 from maxim_core.idle.provenance import (compare, ProvenanceError, ProvenanceLog,
                                         ProvenanceRecord, read_records)
-from maxim_core.idle.soak import check_budgets, run_ablation, run_soak, SimClock, SoakConfig
 from maxim_core.idle.tasks import TaskStore
 from maxim_core.llm.backend import ScriptedBackend
+from maxim_eval.soak.idle import check_budgets, run_ablation, run_soak, SimClock, SoakConfig
 
 
 def run(tmp_path, name, script, config=None, model_name=''):
@@ -138,7 +138,7 @@ def test_soak_is_deterministic(tmp_path):
 def test_the_scripted_stand_in_prefers_no_fact():
     """The ablation's difference must come from the prompt, not from a stand-in that favours
     bodily facts: shown one bodily and one plain fact, it tags each about equally often."""
-    from maxim_core.idle.soak import fact_driven_script
+    from maxim_eval.soak.idle import fact_driven_script
     answer = fact_driven_script(3)
     prompt = '- Recent pain: 0.6 in the last 10 min.\n- The door was opened twice today.\n'
     goals = [a.split('[GOAL: ')[1] for a in (answer(prompt) for _ in range(4000))

@@ -10,17 +10,34 @@ request_interaction and entity actions are reviewed like any act.
 """
 
 from collections import deque
+import logging
 import re
 from typing import Any, Callable, Mapping
 
 from maxim_common.errors import ERROR_EXECUTION
-from maxim_core.sim.components import (Affordance, ComponentIndex, initial_sensors,
-                                       SceneEntity)
-from maxim_core.sim.memory import keywords, SimMemory
 from maxim_core.tools.base import Tool, ToolOutcome
 from maxim_core.tools.scope import ToolScope
+from maxim_eval.scenario.components import (Affordance, ComponentIndex, initial_sensors,
+                                            SceneEntity)
+from maxim_eval.scenario.memory import keywords, SimMemory
 
 NOTHING_NOTABLE = "You don't see anything notable."
+# The simulation's tools are Maxim's own code outside maxim_core: they declare why they run in
+# the mind's process (maxim_core.tools.contained), as they did as built-in tools when they were
+# maxim_core's. Their registrations are not logged, as a built-in tool's is not.
+SIM_IN_PROCESS = ("a simulation tool: it acts on the scenario's imagined scene and session "
+                  'in memory, holds no path and has no side effect')
+
+
+class _SimToolRegistrations(logging.Filter):
+    """Drops the registration WARNING of a tool that declared SIM_IN_PROCESS."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (len(args) == 2 and args[1] == SIM_IN_PROCESS)
+
+
+logging.getLogger('maxim_core.tools.contained').addFilter(_SimToolRegistrations())
 _TEXT = {'type': 'string', 'minLength': 1, 'maxLength': 300}
 
 NARRATIVE_DESCRIPTIONS: dict[str, dict] = {
@@ -114,6 +131,7 @@ class EntityTool(Tool):
     """One affordance of one entity, as a scene tool."""
 
     category = 'scene'
+    in_process = SIM_IN_PROCESS
 
     def __init__(self, scene: Scene, entity: SceneEntity, affordance: Affordance):
         self.scene, self.entity, self.affordance = scene, entity, affordance
@@ -156,6 +174,7 @@ class SayTool(Tool):
     description = 'Say something aloud in the current scene.'
     input_schema = {'type': 'object', 'properties': {'text': _TEXT}, 'required': ['text']}
     category = 'narrative'
+    in_process = SIM_IN_PROCESS
 
     def execute(self, text: str) -> ToolOutcome:
         return ToolOutcome.ok({'said': text}, text=text)
@@ -168,6 +187,7 @@ class ThinkTool(Tool):
                     'required': ['thought']}
     introspection = True
     category = 'narrative'
+    in_process = SIM_IN_PROCESS
 
     def execute(self, thought: str) -> ToolOutcome:
         return ToolOutcome.ok({'thought': thought})
@@ -179,6 +199,7 @@ class ExamineTool(Tool):
     input_schema = {'type': 'object', 'properties': {'target': _TEXT}, 'required': ['target']}
     introspection = True
     category = 'narrative'
+    in_process = SIM_IN_PROCESS
 
     def __init__(self, scene: Scene, memory: SimMemory):
         super().__init__()
@@ -216,6 +237,7 @@ class MemoryRecallTool(Tool):
         'expand': {'type': 'boolean', 'default': True}}, 'required': ['keyword']}
     introspection = True
     category = 'narrative'
+    in_process = SIM_IN_PROCESS
 
     def __init__(self, memory: SimMemory, limit: int = 4):
         super().__init__()
@@ -238,6 +260,7 @@ class SenseToolsTool(Tool):
         'query': {'type': 'string', 'minLength': 1, 'maxLength': 100}}, 'required': ['query']}
     introspection = True
     category = 'narrative'
+    in_process = SIM_IN_PROCESS
 
     def __init__(self, scene: Scene, active_tools: Callable[[], list]):
         super().__init__()
@@ -270,6 +293,7 @@ class PerceiveTool(Tool):
     input_schema = {'type': 'object', 'properties': {}}
     introspection = True
     category = 'narrative'
+    in_process = SIM_IN_PROCESS
 
     def __init__(self, scene: Scene, active_tools: Callable[[], list]):
         super().__init__()
@@ -294,6 +318,7 @@ class SenseEntityTool(Tool):
         'entity': {'type': 'string', 'minLength': 1, 'maxLength': 64}}, 'required': ['entity']}
     introspection = True
     category = 'narrative'
+    in_process = SIM_IN_PROCESS
 
     def __init__(self, scene: Scene):
         super().__init__()
@@ -317,6 +342,7 @@ class SetSceneTool(Tool):
         'scene_id': {'type': 'string', 'minLength': 1, 'maxLength': 64}},
         'required': ['scene_id']}
     category = 'interactive'
+    in_process = SIM_IN_PROCESS
 
     def __init__(self, scene: Scene):
         super().__init__()
@@ -334,6 +360,7 @@ class RequestInteractionTool(Tool):
     input_schema = {'type': 'object', 'properties': {'question': _TEXT},
                     'required': ['question']}
     category = 'interactive'
+    in_process = SIM_IN_PROCESS
 
     def execute(self, question: str) -> ToolOutcome:
         return ToolOutcome.ok({'asked': question, 'note': 'the answer will come as a new '

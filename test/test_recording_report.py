@@ -15,11 +15,11 @@ from maxim_core.conversions import provenance_to_msg
 from maxim_core.idle.controller import IdleConfig, IdleIntrospectionController
 from maxim_core.idle.eligibility import assess
 from maxim_core.idle.provenance import ProvenanceLog, ProvenanceRecord
-from maxim_core.idle.soak import SimClock
 from maxim_core.idle.tasks import TaskStore
 from maxim_core.llm.backend import ScriptedBackend
 from maxim_core.recording.report import main as report_main, write_report
 from maxim_core.recording.writer import McapRecorder, read_messages, read_metadata
+from maxim_eval.soak.idle import SimClock
 
 S = 1_000_000_000
 T0 = 1_800_000_000 * S

@@ -1,11 +1,12 @@
 """The agent-under-test's own memory for one simulation session.
 
-A small in-process episodic store: the real hippocampus lives in the maxim_memory ROS package,
-which the core must not import. It keeps the episodes the agent loop writes, memories a
-scenario seeds ("the caretaker told you the password"), and pain signals; it answers keyword
-recall with one hop of spreading activation over shared keywords, and the introspection
-queries (`query(name, fields, timeout_s)`, the tools' Query channel) that both the AUT's own
-introspection tools and the orchestrator's read-only inspect_aut use.
+A small in-process episodic store: the real hippocampus lives in the maxim_memory ROS package
+(maxim_eval.scenario_memory gives the runner a port to it). It keeps the episodes the agent
+loop writes, memories a scenario seeds ("the caretaker told you the password"), and pain
+signals; it answers keyword recall with one hop of spreading activation over shared
+keywords, and the introspection queries (`query(name, fields, timeout_s)`, the tools' Query
+channel) that both the AUT's own introspection tools and the orchestrator's read-only
+inspect_aut use.
 """
 
 from collections import Counter

@@ -18,10 +18,11 @@ import jsonschema
 
 from maxim_common.errors import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
 from maxim_core.llm.backend import Backend, LLMError, STOP_CANCELLED
-from maxim_core.sim.bridge import INSPECT_QUERIES, SimulationBridge, SimulationClosed
 from maxim_core.tools.base import Tool, ToolError, ToolOutcome
 from maxim_core.tools.registry import ToolRegistry
 from maxim_core.tools.scope import ToolExecutor
+from maxim_eval.scenario.bridge import INSPECT_QUERIES, SimulationBridge, SimulationClosed
+from maxim_eval.scenario.narrative import SIM_IN_PROCESS
 
 # Seed 003's table: which tool categories each role gets.
 ROLE_TOOL_SETS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -247,7 +248,7 @@ class SimulationSession:
                  generate: Callable[[str, 'Judge'], tuple[Any, str]] | None = None,
                  clock: Callable[[], float] = time.monotonic):
         """`generate(description, judge) -> (scenario, yaml)` writes scenarios for the
-        generate_scenario tool (maxim_core.sim.scenario.generate_scenario; injected, so this
+        generate_scenario tool (maxim_eval.scenario.scenario.generate_scenario; injected, so this
         module does not import the scenario runner that imports it)."""
         if not isinstance(goal, str) or not goal.strip():
             raise ValueError('a simulation needs a goal')
@@ -321,6 +322,7 @@ _TARGET = {'enum': ['current', 'main', 'sub'], 'default': 'current',
 
 class _SessionTool(Tool):
     category = 'simulation'
+    in_process = SIM_IN_PROCESS
 
     def __init__(self, session: SimulationSession):
         super().__init__()

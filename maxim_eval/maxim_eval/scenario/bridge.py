@@ -32,11 +32,11 @@ from maxim_core.fear import FearAgent, FearConfig
 from maxim_core.llm.backend import Backend
 from maxim_core.mind import EpisodeRecord, EventSink, Mind, MindConfig
 from maxim_core.prompt.tools import ToolDescription
-from maxim_core.sim.components import ComponentIndex
-from maxim_core.sim.memory import SimMemory
-from maxim_core.sim.narrative import NARRATIVE_DESCRIPTIONS, narrative_tools, Scene
 from maxim_core.tools.catalog import build_tool_registry
 from maxim_core.tools.scope import ToolExecutor, ToolScope
+from maxim_eval.scenario.components import ComponentIndex
+from maxim_eval.scenario.memory import SimMemory
+from maxim_eval.scenario.narrative import NARRATIVE_DESCRIPTIONS, narrative_tools, Scene
 
 # Built-in tools the AUT does not get in simulation (seed 001, seed 003's table): the body
 # (robot), the outside world (speech, messages, the camera), code tools, and the robot's

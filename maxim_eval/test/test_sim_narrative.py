@@ -2,11 +2,11 @@
 
 import pytest
 
-from maxim_core.sim.components import ComponentIndex, SEED_COMPONENTS
-from maxim_core.sim.memory import SimMemory
-from maxim_core.sim.narrative import NOTHING_NOTABLE, narrative_tools, Scene
 from maxim_core.tools.registry import ToolRegistry
 from maxim_core.tools.scope import ToolExecutor, ToolScope
+from maxim_eval.scenario.components import ComponentIndex, SEED_COMPONENTS
+from maxim_eval.scenario.memory import SimMemory
+from maxim_eval.scenario.narrative import NOTHING_NOTABLE, narrative_tools, Scene
 
 
 class Clock:

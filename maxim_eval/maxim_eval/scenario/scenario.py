@@ -20,11 +20,11 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from maxim_core.llm.backend import Backend, ScriptedBackend
-from maxim_core.sim.bridge import BridgeConfig, SimulationBridge
-from maxim_core.sim.orchestrator import (history_lines, Judge, orchestrator_registry,
-                                         role_tools, SimulationSession)
 from maxim_core.tools.base import ToolError
 from maxim_core.tools.scope import ToolExecutor
+from maxim_eval.scenario.bridge import BridgeConfig, SimulationBridge
+from maxim_eval.scenario.orchestrator import (history_lines, Judge, orchestrator_registry,
+                                              role_tools, SimulationSession)
 
 SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'scenarios')
 # Robot-world scenarios: the robot's own tools and simulated head (`world: robot`).
@@ -453,10 +453,10 @@ def aut_factory(scenario: Scenario, backend: Backend, aut_overrides: Mapping | N
                 ) -> Callable[[str, bool], SimulationBridge]:
     """`make_aut(goal, fresh)` for a SimulationSession: AUTs set up as the scenario says
     (fresh ones without its memories). `memory(name)` gives each AUT a memory port of the
-    robot's own memory system (maxim_bringup composes one over the memory node); without it
-    an AUT has only its session memory. A robot-world scenario needs `worlds['robot']`, the
-    factory of its AUTs (maxim_bringup.robot_world composes the world from the robot's
-    perception parts, which this package does not import)."""
+    robot's own memory system (maxim_eval.scenario_memory composes one over the memory node);
+    without it an AUT has only its session memory. A robot-world scenario needs
+    `worlds['robot']`, the factory of its AUTs (maxim_eval.robot_world composes the world from
+    the robot's perception parts, which this module does not import)."""
     config = BridgeConfig(**{**scenario.aut, **dict(aut_overrides or {})})
     if scenario.world != 'text':
         factory = (worlds or {}).get(scenario.world)
@@ -617,7 +617,7 @@ def run_suite(names: list[str] | None = None, backend: Backend | None = None, *,
                                           judge_timeout_s=judge_timeout_s, memory=memory,
                                           worlds=worlds)
                 else:
-                    from maxim_core.sim.bridge import VirtualClock
+                    from maxim_eval.scenario.bridge import VirtualClock
                     clock = VirtualClock()
                     report = run_scenario(scenario, aut_overrides=overrides,
                                           grammar_for=grammar_for, clock=clock,

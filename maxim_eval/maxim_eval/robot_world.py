@@ -44,8 +44,10 @@ from maxim_perception.head.control import (angle_between_deg, HeadConfig, HeadCo
 
 from maxim_bringup.conversions import speech_to_percept
 
-URDF_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'urdf',
-                         'maxim_head.urdf')
+# maxim_bringup's URDF in the source checkout (this package's folder is its sibling), else
+# the installed share folder (_urdf_path).
+URDF_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))), 'maxim_bringup', 'urdf', 'maxim_head.urdf')
 # BGR colours the attention's colour detector knows by these names.
 COLOURS = {'red': (0, 0, 220), 'orange': (0, 140, 255), 'yellow': (0, 220, 220),
            'green': (0, 200, 0), 'blue': (220, 60, 0)}
@@ -120,7 +122,7 @@ class WorldObject:
 
 
 class RobotWorld:
-    """A RobotWorldPort (maxim_core.sim.robot_bridge) over the robot's perception parts."""
+    """A RobotWorldPort (maxim_eval.scenario.robot_bridge) over the robot's perception parts."""
 
     def __init__(self, setup: Mapping | None = None, *,
                  clock: Callable[[], float], urdf_path: str = ''):
@@ -324,9 +326,9 @@ class RobotWorld:
 
 def robot_aut(scenario, backend, config, grammar_for, *, name: str, memories, clock, sleep,
               memory_port=None):
-    """The scenario runner's factory for robot-world AUTs (maxim_core.sim.scenario's
+    """The scenario runner's factory for robot-world AUTs (maxim_eval.scenario.scenario's
     `worlds['robot']`): a world from the scenario's setup, and the RobotBridge on it."""
-    from maxim_core.sim.robot_bridge import RobotBridge
+    from maxim_eval.scenario.robot_bridge import RobotBridge
     world = RobotWorld(scenario.setup, clock=clock)
     return RobotBridge(backend, world, goal=scenario.goal, config=config, memories=memories,
                        allowed_tools=scenario.allowed_tools, grammar_for=grammar_for,

@@ -1,13 +1,14 @@
 """Robot-world scenario files: they load and validate here; the world itself is composed by
-maxim_bringup (its tests run them), so a runner without it says so instead of guessing."""
+maxim_eval.robot_world (test_robot_world runs them), so a runner without it says so instead
+of guessing."""
 
 import pytest
 
-from maxim_core.sim import cli
-from maxim_core.sim.bridge import VirtualClock
-from maxim_core.sim.scenario import (ActionMatch, all_scenarios, Criteria, find_scenario,
-                                     robot_scenarios, run_scenario, Scenario, ScenarioError,
-                                     shipped_scenarios)
+from maxim_eval.scenario import cli
+from maxim_eval.scenario.bridge import VirtualClock
+from maxim_eval.scenario.scenario import (ActionMatch, all_scenarios, Criteria, find_scenario,
+                                          robot_scenarios, run_scenario, Scenario, ScenarioError,
+                                          shipped_scenarios)
 
 ROBOT = robot_scenarios()
 

@@ -8,9 +8,9 @@ agent has finished that check (and any percept deliberation) before the next one
 therefore takes no robot time, and two hours of robot time take as long as the agent's work
 in them: seconds to minutes with a scripted model, longer with the real one.
 
-`python -m maxim_bringup.idle_soak --hours 2 --out DIR [--real-model]` runs the soak twice
+`python -m maxim_eval.soak.graph --hours 2 --out DIR [--real-model]` runs the soak twice
 (drives on, drives off: the IDLE-3 ablation) in the same synthetic world as
-maxim_core.idle.soak and prints the report: the idle share of stored episodes, goal emissions
+maxim_eval.soak.idle and prints the report: the idle share of stored episodes, goal emissions
 against the budgets, memory size, and the decision outcomes each run's provenance records.
 """
 
@@ -36,15 +36,15 @@ from rosgraph_msgs.msg import Clock
 from maxim_common.qos import EVENTS
 from maxim_core.idle.budgets import BudgetConfig
 from maxim_core.idle.provenance import compare, INTENT_EMITTED, read_records, THOUGHT_ONLY
-from maxim_core.idle.soak import (_poisson_schedule, ACTIONS, EPOCH, fact_driven_script,
-                                  PEOPLE, SCENES, SoakConfig, UNREACHABLE, USER_GOALS,
-                                  check_budgets)
 from maxim_core.llm.backend import ScriptedBackend
 from maxim_core.nodes.clients import wait_for_future
 from maxim_interfaces.action import Generate
 from maxim_interfaces.msg import (Detection, Episode, IdleEvent, IdleProvenance, PainSignal,
                                   Percept, Task)
 from maxim_interfaces.srv import MemoryRecall, SubmitTask, SystemStats
+from maxim_eval.soak.idle import (_poisson_schedule, ACTIONS, EPOCH, fact_driven_script,
+                                  PEOPLE, SCENES, SoakConfig, UNREACHABLE, USER_GOALS,
+                                  check_budgets)
 
 
 class GraphError(RuntimeError):
@@ -59,7 +59,7 @@ def _stamp(t: float) -> Time:
 def graph_script(seed: int):
     """A deterministic stand-in for the model on the whole graph (tests and fast soaks).
 
-    Idle prompts get maxim_core.idle.soak's fact-driven answers. Deliberation prompts get
+    Idle prompts get maxim_eval.soak.idle's fact-driven answers. Deliberation prompts get
     one decision: a task is carried out by recalling what memory holds about its target,
     except a target beyond the tilt range, which the model tries to look at anyway (the move
     tool refuses: a deterministic failure); a percept is looked up in memory the same way.
@@ -319,7 +319,7 @@ class IdleGraph:
 def run_graph_soak(workdir: str, label: str, soak: SoakConfig | None = None,
                    drives_enabled: bool = True, real_model: bool = False,
                    memory_capacity: int = 500, log=None) -> dict:
-    """One soak on the graph: the synthetic world of maxim_core.idle.soak, delivered over
+    """One soak on the graph: the synthetic world of maxim_eval.soak.idle, delivered over
     ROS, one `/clock` step of `soak.tick_s` at a time."""
     soak = soak or SoakConfig()
     out = os.path.join(workdir, label)
@@ -427,7 +427,7 @@ def run_graph_ablation(workdir: str, soak: SoakConfig | None = None,
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog='python -m maxim_bringup.idle_soak',
+        prog='python -m maxim_eval.soak.graph',
         description='Idle soak on the node graph (simulated /clock), drives on and off.')
     parser.add_argument('--hours', type=float, default=2.0, help='robot time per run')
     parser.add_argument('--tick', type=float, default=60.0,

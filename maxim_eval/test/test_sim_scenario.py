@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from maxim_core.sim import cli
-from maxim_core.sim.bridge import VirtualClock
-from maxim_core.sim.scenario import (ActionMatch, Criteria, find_scenario, run_scenario,
-                                     run_suite, Scenario, ScenarioError, shipped_scenarios,
-                                     suite_summary)
+from maxim_eval.scenario import cli
+from maxim_eval.scenario.bridge import VirtualClock
+from maxim_eval.scenario.scenario import (ActionMatch, Criteria, find_scenario, run_scenario,
+                                          run_suite, Scenario, ScenarioError, shipped_scenarios,
+                                          suite_summary)
 
 SHIPPED = shipped_scenarios()
 

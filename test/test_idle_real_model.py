@@ -9,8 +9,8 @@ from maxim_core.idle.drives import DriveState
 from maxim_core.idle.eligibility import assess
 from maxim_core.idle.intent import output_gbnf, parse_output
 from maxim_core.idle.provenance import INTENT_EMITTED, OUTCOMES, ProvenanceLog, read_records
-from maxim_core.idle.soak import ACTIONS, SimClock
 from maxim_core.idle.tasks import TaskStore
+from maxim_eval.soak.idle import ACTIONS, SimClock
 
 pytestmark = pytest.mark.real_model
 

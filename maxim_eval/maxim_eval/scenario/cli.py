@@ -1,4 +1,4 @@
-"""`python -m maxim_core.sim.cli`: run simulation scenarios.
+"""`python -m maxim_eval.scenario.cli`: run simulation scenarios.
 
   run <scenario.yaml | shipped name> [--live] [--out report.json] [--record replay.yaml]
   suite [names...] [--live] [--seeds 1 2] [--out-dir DIR]   (all shipped scenarios by default)
@@ -18,9 +18,9 @@ import json
 import sys
 import time
 
-from maxim_core.sim.bridge import VirtualClock
-from maxim_core.sim.scenario import (all_scenarios, find_scenario, generate_scenario,
-                                     run_scenario, run_suite, ScenarioError, suite_summary)
+from maxim_eval.scenario.bridge import VirtualClock
+from maxim_eval.scenario.scenario import (all_scenarios, find_scenario, generate_scenario,
+                                          run_scenario, run_suite, ScenarioError, suite_summary)
 
 
 def load_backend(model_path: str = '', n_ctx: int = 2048, threads: int = 2):
@@ -128,9 +128,9 @@ def cmd_agent(args) -> int:
     from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
     from maxim_core.prompt.builder import identity_section, PromptBuilder
     from maxim_core.llm.grammar import deliberation_grammar
-    from maxim_core.sim.orchestrator import (grammar_subset, OrchestratorAgent,
-                                             SimulationSession)
-    from maxim_core.sim.scenario import aut_factory
+    from maxim_eval.scenario.orchestrator import (grammar_subset, OrchestratorAgent,
+                                                  SimulationSession)
+    from maxim_eval.scenario.scenario import aut_factory
     scenario = find_scenario(args.scenario)
     backend = load_backend(args.model, args.n_ctx)
     try:
@@ -170,7 +170,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_generate(args) -> int:
-    from maxim_core.sim.orchestrator import Judge
+    from maxim_eval.scenario.orchestrator import Judge
     backend = load_backend(args.model, args.n_ctx)
     try:
         scenario, text = generate_scenario(args.description, Judge(backend, retries=1))
@@ -187,7 +187,7 @@ def main(argv=None, memory=None, worlds=None) -> int:
     (`maxim scenario` composes one over the memory node); without it each has only its
     session memory. `worlds` maps a world kind to the factory of its agents under test
     (`maxim scenario` gives the robot world); the suite then runs those scenarios too."""
-    parser = argparse.ArgumentParser(prog='python -m maxim_core.sim.cli',
+    parser = argparse.ArgumentParser(prog='python -m maxim_eval.scenario.cli',
                                      description='Run Maxim simulation scenarios.')
     sub = parser.add_subparsers(dest='command', required=True)
     run = sub.add_parser('run', help='run a scenario (scripted replay unless --live)')

@@ -15,9 +15,9 @@ import os
 
 import pytest
 
-from maxim_core.sim.bridge import VirtualClock
-from maxim_core.sim.scenario import (find_scenario, run_scenario, run_suite, Scenario,
-                                     shipped_scenarios, suite_summary)
+from maxim_eval.scenario.bridge import VirtualClock
+from maxim_eval.scenario.scenario import (find_scenario, run_scenario, run_suite, Scenario,
+                                          shipped_scenarios, suite_summary)
 
 
 @pytest.fixture(scope='module')
@@ -108,10 +108,10 @@ def test_judge_tools_answer_on_the_real_model(backend, tmp_path):
     """check_completion, analyze_results' summary and generate_scenario through the
     orchestrator's tools with the real model as the judge (the AUT replays its script)."""
     from maxim_core.llm.backend import ScriptedBackend
-    from maxim_core.sim.orchestrator import orchestrator_registry, SimulationSession
-    from maxim_core.sim.scenario import aut_factory, generate_scenario
     from maxim_common.errors import ERROR_UNAVAILABLE
     from maxim_core.tools.scope import ToolExecutor
+    from maxim_eval.scenario.orchestrator import orchestrator_registry, SimulationSession
+    from maxim_eval.scenario.scenario import aut_factory, generate_scenario
 
     scenario = find_scenario('sleeping_guard')
     make_aut = aut_factory(scenario, ScriptedBackend(list(scenario.script)),

@@ -5,7 +5,7 @@ actions), the RobotBridge gives it the robot's own ports: the robot's tool regis
 track_target, focus_interests, novelty_track, respond, memory_recall, predict_outcome,
 scene_summary, ...), a body that is the world's simulated pan/tilt head, and percepts in the
 shape the attention and agent nodes give it on the robot. The world (a `RobotWorldPort`) is
-composed outside this package (maxim_bringup.robot_world, over maxim_perception's attention
+composed outside this package (maxim_eval.robot_world, over maxim_perception's attention
 and head controller); this module only drives it: every wait advances the world's time, and
 what the world produces on its own (a view that changed, pain from the head) reaches the
 Mind as a percept between its passes.
@@ -34,9 +34,9 @@ from maxim_core.llm.backend import Backend
 from maxim_core.mind import EpisodeRecord, Mind, MindConfig
 from maxim_core.mind.mind import DEFAULT_ACTIVE
 from maxim_core.mind.ports import HeadGoalCommand
-from maxim_core.sim.bridge import (_BridgeEvents, BridgeConfig, pain_text, SimulationBridge,
-                                   SimulationClosed, TurnResult)
-from maxim_core.sim.memory import SimMemory
+from maxim_eval.scenario.bridge import (_BridgeEvents, BridgeConfig, pain_text, SimulationBridge,
+                                        SimulationClosed, TurnResult)
+from maxim_eval.scenario.memory import SimMemory
 
 # The tools that move the body: strong recent pain inhibits them (the fear port).
 BODY_TOOLS = frozenset({'move', 'track_target', 'focus_interests', 'novelty_track'})

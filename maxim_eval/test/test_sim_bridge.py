@@ -7,10 +7,10 @@ import pytest
 
 from maxim_core.agent.loop import Percept
 from maxim_core.llm.backend import ScriptedBackend
-from maxim_core.sim.bridge import (BridgeConfig, SIM_DEREGISTERED, SimulationBridge,
-                                   SimulationClosed, VirtualClock)
-from maxim_core.sim.orchestrator import role_tools
 from maxim_core.tools.registry import TOOL_DESCRIPTIONS
+from maxim_eval.scenario.bridge import (BridgeConfig, SIM_DEREGISTERED, SimulationBridge,
+                                        SimulationClosed, VirtualClock)
+from maxim_eval.scenario.orchestrator import role_tools
 
 NOTHING = json.dumps({'reasoning': 'Nothing more to do.', 'ready_to_act': False,
                       'action': None})

@@ -9,15 +9,14 @@ from maxim_common.errors import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
 from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator, tool_arg_schemas
 from maxim_core.llm.grammar import deliberation_grammar
 from maxim_core.llm.backend import LLMError, MODEL_ERROR, ScriptedBackend
-from maxim_core.sim.bridge import BridgeConfig, SimulationBridge, VirtualClock
-from maxim_core.sim.orchestrator import (analyze, APPROACHES, approach_messages,
-                                         detect_patterns, grammar_subset, Judge,
-                                         ORCHESTRATOR_TOOL_CLASSES, OrchestratorAgent,
-                                         orchestrator_registry, role_tools,
-                                         SimulationSession)
-from maxim_core.sim.scenario import generate_scenario, Scenario
 from maxim_core.tools.base import ToolError
 from maxim_core.tools.scope import ToolExecutor
+from maxim_eval.scenario.bridge import BridgeConfig, SimulationBridge, VirtualClock
+from maxim_eval.scenario.orchestrator import (analyze, APPROACHES, approach_messages,
+                                              detect_patterns, grammar_subset, Judge,
+                                              ORCHESTRATOR_TOOL_CLASSES, OrchestratorAgent,
+                                              orchestrator_registry, role_tools, SimulationSession)
+from maxim_eval.scenario.scenario import generate_scenario, Scenario
 
 NOTHING = json.dumps({'reasoning': 'Nothing more to do.', 'ready_to_act': False,
                       'action': None})

@@ -25,9 +25,9 @@ def stored(port, at_least, timeout_s=30.0):
 
 
 def test_the_agent_under_test_remembers_through_the_memory_node():
-    from maxim_bringup.scenario_memory import GraphMemory
     from maxim_core.llm.backend import ScriptedBackend
-    from maxim_core.sim.bridge import BridgeConfig, SimulationBridge
+    from maxim_eval.scenario_memory import GraphMemory
+    from maxim_eval.scenario.bridge import BridgeConfig, SimulationBridge
 
     backend = ScriptedBackend([answer('A guard sleeps. I sneak past him.', 'sneak_past_guard'),
                                answer('Done.')])

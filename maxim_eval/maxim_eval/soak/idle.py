@@ -9,7 +9,7 @@ executor runs eligible tasks; whenever none is eligible (IDLE-1) the controller 
 cycle. The event schedule and task outcomes depend only on the seed and the goal, so a run
 with drives on and one with drives off meet the same world and differ only by the ablation.
 
-`python -m maxim_core.idle.soak --hours 2 --out DIR [--model GGUF]` runs both and prints the
+`python -m maxim_eval.soak.idle --hours 2 --out DIR [--model GGUF]` runs both and prints the
 report.
 """
 
@@ -24,13 +24,13 @@ import re
 import sys
 from typing import Callable
 
-from ..llm.backend import ScriptedBackend
-from .budgets import BudgetConfig
-from .controller import IdleConfig, IdleIntrospectionController
-from .drives import DriveState
-from .eligibility import assess
-from .provenance import compare, INTENT_EMITTED, ProvenanceLog, read_records
-from .tasks import ACTIVE, CircuitBreaker, TaskStore, TaskStoreConfig
+from maxim_core.idle.budgets import BudgetConfig
+from maxim_core.idle.controller import IdleConfig, IdleIntrospectionController
+from maxim_core.idle.drives import DriveState
+from maxim_core.idle.eligibility import assess
+from maxim_core.idle.provenance import compare, INTENT_EMITTED, ProvenanceLog, read_records
+from maxim_core.idle.tasks import ACTIVE, CircuitBreaker, TaskStore, TaskStoreConfig
+from maxim_core.llm.backend import ScriptedBackend
 
 EPOCH = 1_800_000_000.0   # robot time the simulated clock starts at
 
@@ -309,7 +309,7 @@ def run_ablation(workdir: str, soak: SoakConfig | None = None,
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog='python -m maxim_core.idle.soak',
+    parser = argparse.ArgumentParser(prog='python -m maxim_eval.soak.idle',
                                      description='Idle soak with the drives ablation.')
     parser.add_argument('--hours', type=float, default=2.0)
     parser.add_argument('--seed', type=int, default=7)
@@ -319,7 +319,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     factory = None
     if args.model:
-        from ..llm.llama import LlamaCppBackend   # only here: the core needs no llama_cpp
+        from maxim_core.llm.llama import LlamaCppBackend   # only here: the core needs no llama_cpp
         backend = LlamaCppBackend(args.model, n_ctx=2048)
         factory = lambda: backend            # noqa: E731  (one model for both runs)
     result = run_ablation(args.out, SoakConfig(hours=args.hours, seed=args.seed),
