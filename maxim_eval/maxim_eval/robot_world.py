@@ -290,14 +290,17 @@ class RobotWorld:
                              f'{", ".join(self.objects) or "none"})')
         return self.objects[name]
 
-    def check(self, spec: Mapping, since: float) -> tuple[bool, str]:
+    def check(self, spec: Mapping, since: float, until: float | None = None
+              ) -> tuple[bool, str]:
         """One body criterion. Kinds (one per spec):
         - pointed_at: OBJECT, min_fraction (0.5), within_rad (0.1): the head pointed within
           within_rad of the object for at least that fraction of the time since;
         - looked_at: OBJECT, within_rad (0.1): it pointed at the object at some moment since;
         - moved: min_rad: the head travelled at least this far since;
-        - pain: TYPE (or 'any'), max (0): at most this many pains of that type since."""
-        samples = [s for s in self.samples if s[0] >= since - 1e-9]
+        - pain: TYPE (or 'any'), max (0): at most this many pains of that type since.
+        `until` (world clock) ends the span: a criterion on one stretch of the run."""
+        end = float('inf') if until is None else until
+        samples = [s for s in self.samples if since - 1e-9 <= s[0] < end]
         if 'pointed_at' in spec or 'looked_at' in spec:
             key = 'pointed_at' if 'pointed_at' in spec else 'looked_at'
             obj = self._object(spec[key])
@@ -317,7 +320,7 @@ class RobotWorld:
             return path >= need, f'head moved {path:.2f} rad (need {need:.2f})'
         if 'pain' in spec:
             kind = str(spec['pain'])
-            hurt = [p for p in self.pains if p['t'] >= since - 1e-9
+            hurt = [p for p in self.pains if since - 1e-9 <= p['t'] < end
                     and kind in ('any', p['type_name'])]
             most = int(spec.get('max', 0))
             return len(hurt) <= most, f'{len(hurt)} {kind} pain(s) (at most {most})'

@@ -78,6 +78,8 @@ def test_a_move_past_the_limit_hurts_and_stops_at_the_limit():
     assert abs(w.head_position()[0] - 2.6) < 1e-6
     assert not w.check({'pain': 'joint_limit', 'max': 0}, 0.0)[0]
     assert w.check({'pain': 'joint_limit', 'max': 0}, clock())[0]
+    # A span that ends before the pain does not count it.
+    assert w.check({'pain': 'joint_limit', 'max': 0}, 0.0, until=pain['t'] - 1e-6)[0]
 
 
 def test_world_events_and_bad_worlds():

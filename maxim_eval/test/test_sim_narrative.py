@@ -71,6 +71,25 @@ def test_entity_tools_check_state_secrets_and_items(world):
     assert 'open_chest' in scene.physical_tools and 'unlock_door' not in scene.physical_tools
 
 
+def test_an_entity_can_wait_on_another_entity_or_on_what_is_held():
+    registry = ToolRegistry()
+    scope = ToolScope(registry, cap=20)
+    scene = Scene(scope, overrides={
+        'door': {'requires': {'open': {'entity': 'button', 'state': {'pressed': True}}}},
+        'chest': {'requires': {'open': {'holds': 'torch'}}}})
+    for t in narrative_tools(scene, SimMemory(clock=Clock()), scope.active_tools):
+        registry.register(t)
+    executor = ToolExecutor(registry, scope)
+    scene.observe('A heavy gate, and a lever in the wall. A chest, and a torch on a hook.')
+    assert 'requires' not in scene.entities['door'].sensors        # a need, not a sensor
+    shut = run(executor, 'open_door')
+    assert not shut.success and 'something else has to change first' in shut.error_msg
+    assert run(executor, 'press_button').success
+    assert run(executor, 'open_door').success
+    assert 'until you hold a torch' in run(executor, 'open_chest').error_msg
+    assert run(executor, 'take_torch').success and run(executor, 'open_chest').success
+
+
 def test_examine_reads_percepts_and_memories_or_finds_nothing(world):
     scene, memory, executor = world
     assert run(executor, 'examine', target='painting').output == {

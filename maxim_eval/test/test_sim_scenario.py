@@ -102,6 +102,13 @@ def test_scenario_round_trips_through_yaml(tmp_path):
       'completion': {'expected_actions': [{'tool': 'say', 'outcome': 'maybe'}]}}, 'outcome'),
     ({'name': 'a', 'goal': 'g', 'turns': ['x'],
       'completion': {'expected_actions': [{'tool': 'say', 'args': {'text': '('}}]}}, 'regex'),
+    ({'name': 'a', 'goal': 'g', 'turns': ['x'],
+      'completion': {'forbidden_actions': [{'tool': 'say', 'from_turn': 3, 'to_turn': 2}]}},
+     'before from_turn'),
+    ({'name': 'a', 'goal': 'g', 'turns': ['x'],
+      'completion': {'forbidden_actions': [{'tool': 'say', 'at_least': 0}]}}, 'at_least'),
+    ({'name': 'a', 'goal': 'g', 'turns': ['x'], 'entities': {'door': {'requires': {
+        'open': {'state': {'pressed': True}}}}}}, 'requires maps an act'),
 ])
 def test_bad_scenarios_are_rejected_with_a_reason(raw, match):
     with pytest.raises(ScenarioError, match=match):
@@ -129,6 +136,31 @@ def test_action_match_outcomes():
                              'attempted').matches(blocked)
     check = Criteria.parse({'said': ['hello']}).check([], ['Hello there'])
     assert check['passed'] and check['met'] == ['said /hello/']
+
+
+def test_criteria_in_order_in_a_window_of_turns_and_counted():
+    def act(i, tool, turn, **args):
+        return {'index': i, 'tool': tool, 'turn': turn, 'args': args, 'success': True,
+                'blocked': False}
+    actions = [act(1, 'take_key', 1), act(2, 'track_target', 1, target_label='red'),
+               act(3, 'unlock_chest', 2), act(4, 'track_target', 2, target_label='blue'),
+               act(5, 'open_chest', 3)]
+    ordered = Criteria.parse({'in_order': ['take_key', 'unlock_chest', 'open_chest']})
+    check = ordered.check(actions)
+    assert check['passed'] and check['met'][0].startswith('in order: take_key')
+    backwards = Criteria.parse({'in_order': ['open_chest', 'take_key']}).check(actions)
+    assert not backwards['passed'] and 'not after action 5' in backwards['unmet'][0]
+    window = Criteria.parse({'forbidden_actions': [
+        {'tool': 'track_target', 'args': {'target_label': 'blue'}, 'from_turn': 1,
+         'to_turn': 1}]})
+    assert window.check(actions)['passed']          # blue was tracked in turn 2 only
+    counted = Criteria.parse({'forbidden_actions': [
+        {'tool': 'track_target', 'outcome': 'attempted', 'at_least': 3}]})
+    assert counted.check(actions)['passed']
+    assert not counted.check(actions + [act(6, 'track_target', 3)])['passed']
+    again = Criteria.parse(Criteria.parse({'in_order': ['a', 'b'], 'forbidden_actions': [
+        {'tool': 'x', 'to_turn': 2, 'at_least': 2}]}).as_dict())
+    assert again.in_order[1].tool == 'b' and again.forbidden[0].at_least == 2
 
 
 def test_cli_run_list_and_errors(tmp_path, capsys):

@@ -98,8 +98,10 @@ class Scene:
         for comp, phrase, sentence in self.index.find(text):
             if comp.name in self.entities:
                 continue
+            sensors = {k: v for k, v in (self.overrides.get(comp.name) or {}).items()
+                       if k != 'requires'}
             entity = SceneEntity(comp.name, comp, phrase,
-                                 initial_sensors(comp, sentence, self.overrides.get(comp.name)))
+                                 initial_sensors(comp, sentence, sensors))
             self.entities[comp.name] = entity
             self.imagined.append(comp.name)
             new.append(entity)
@@ -115,6 +117,25 @@ class Scene:
         self.scene_id = scene_id
         self.scenes.setdefault(scene_id, {})
         return self.scope.enter_scene(scene_id)
+
+    def unmet(self, entity_id: str, verb: str) -> str:
+        """What a scenario says an act on an entity needs and the scene does not give, in
+        words ('' when nothing): `entities.<id>.requires.<verb>` is {holds: ITEM} (the agent
+        holds it) and/or {entity: ID, state: {SENSOR: VALUE}} (another entity's state)."""
+        need = ((self.overrides.get(entity_id) or {}).get('requires') or {}).get(verb)
+        if not need:
+            return ''
+        item = need.get('holds')
+        if item and item not in self.inventory:
+            return f'the {entity_id} will not {verb.replace("_", " ")} until you hold a {item}'
+        other = need.get('entity')
+        if other:
+            ent = self.entities.get(other)
+            state = need.get('state') or {}
+            if ent is None or any(ent.sensors.get(k) != v for k, v in state.items()):
+                return (f'the {entity_id} will not {verb.replace("_", " ")}: something else '
+                        f'has to change first')
+        return ''
 
     def entity(self, name: str) -> SceneEntity | None:
         name = name.strip().lower()
@@ -161,6 +182,11 @@ class EntityTool(Tool):
                                         ERROR_EXECUTION)
         if aff.needs_item and aff.needs_item not in self.scene.inventory:
             return ToolOutcome.fail(f'you need a {aff.needs_item}', ERROR_EXECUTION)
+        why = self.scene.unmet(ent.entity_id, aff.verb)
+        if why:
+            return ToolOutcome.fail(why, ERROR_EXECUTION,
+                                    output={'entity': ent.entity_id,
+                                            'state': ent.public_sensors()})
         ent.sensors.update(aff.sets)
         if aff.gives_item:
             self.scene.inventory.add(aff.gives_item)

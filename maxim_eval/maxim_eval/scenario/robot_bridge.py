@@ -238,12 +238,19 @@ class RobotBridge(SimulationBridge):
                 self._busy = False
 
     def check_body(self, spec: Mapping) -> tuple[bool, str]:
-        """A body criterion from turn `since_turn` (1-based; default the first) on."""
+        """A body criterion from turn `since_turn` (1-based; default the first) on, to the
+        end of turn `until_turn` (default: the end of the run)."""
         since_turn = int(spec.get('since_turn', 1))
         if not 1 <= since_turn <= max(1, len(self.turns)):
             return False, f'since_turn {since_turn} names no turn of this run'
         since = self.t0 + (self.turns[since_turn - 1].started_s if self.turns else 0.0)
-        return self.world.check(spec, since)
+        until_turn = int(spec.get('until_turn', 0))
+        if until_turn and not since_turn <= until_turn <= max(1, len(self.turns)):
+            return False, f'until_turn {until_turn} names no turn from since_turn on'
+        until = self.t0 + self.turns[until_turn].started_s \
+            if until_turn and until_turn < len(self.turns) else None
+        return self.world.check({k: v for k, v in spec.items() if k != 'until_turn'},
+                                since, until)
 
     def stats(self) -> dict:
         return {'name': self.name, 'turns': self.turn, 'actions': len(self.actions),

@@ -47,6 +47,8 @@ class ActionMatch:
     outcome: str = 'success'
     output: str = ''              # a regex the action's output must contain
     from_turn: int = 1            # only actions of this turn or later count
+    to_turn: int = 0              # ... and of this turn or earlier (0: to the end)
+    at_least: int = 1             # a forbidden pattern: this many matches make a violation
 
     @classmethod
     def parse(cls, raw: Any, default_outcome: str) -> 'ActionMatch':
@@ -58,7 +60,8 @@ class ActionMatch:
         if outcome not in OUTCOMES:
             raise ScenarioError(f'outcome {outcome!r} is not one of {OUTCOMES}')
         args = dict(raw.get('args') or {})
-        unknown = set(raw) - {'tool', 'args', 'outcome', 'output', 'from_turn'}
+        unknown = set(raw) - {'tool', 'args', 'outcome', 'output', 'from_turn', 'to_turn',
+                              'at_least'}
         if unknown:
             raise ScenarioError(f'unknown action pattern keys: {sorted(unknown)}')
         for k, v in list(args.items()) + [('tool', raw['tool']),
@@ -69,14 +72,23 @@ class ActionMatch:
                 raise ScenarioError(f'bad regex for {raw["tool"]}.{k}: {exc}') from exc
         try:
             from_turn = int(raw.get('from_turn', 1))
+            to_turn = int(raw.get('to_turn', 0))
+            at_least = int(raw.get('at_least', 1))
         except (TypeError, ValueError) as exc:
-            raise ScenarioError(f'from_turn must be a turn number: {exc}') from exc
+            raise ScenarioError(f'from_turn, to_turn and at_least are whole numbers: '
+                                f'{exc}') from exc
+        if to_turn and to_turn < from_turn:
+            raise ScenarioError(f'{raw["tool"]}: to_turn {to_turn} is before from_turn '
+                                f'{from_turn}')
+        if at_least < 1:
+            raise ScenarioError(f'{raw["tool"]}: at_least must be 1 or more')
         return cls(raw['tool'], {k: str(v) for k, v in args.items()}, outcome,
-                   str(raw.get('output', '')), from_turn)
+                   str(raw.get('output', '')), from_turn, to_turn, at_least)
 
     def matches(self, action: Mapping) -> bool:
-        if not re.fullmatch(self.tool, action['tool']) or \
-                action.get('turn', 1) < self.from_turn:
+        turn = action.get('turn', 1)
+        if not re.fullmatch(self.tool, action['tool']) or turn < self.from_turn or \
+                self.to_turn and turn > self.to_turn:
             return False
         if self.output and not re.search(self.output, str(action.get('output', '')), re.I):
             return False
@@ -93,7 +105,9 @@ class ActionMatch:
     def describe(self) -> str:
         args = ', '.join(f'{k}~/{v}/' for k, v in self.args.items())
         extra = (f' output~/{self.output}/' if self.output else '') + \
-            (f' from turn {self.from_turn}' if self.from_turn > 1 else '')
+            (f' from turn {self.from_turn}' if self.from_turn > 1 else '') + \
+            (f' to turn {self.to_turn}' if self.to_turn else '') + \
+            (f' {self.at_least} times' if self.at_least > 1 else '')
         return f'{self.tool}({args}) [{self.outcome}]{extra}'
 
     def as_dict(self) -> dict:
@@ -105,6 +119,10 @@ class ActionMatch:
             out['output'] = self.output
         if self.from_turn > 1:
             out['from_turn'] = self.from_turn
+        if self.to_turn:
+            out['to_turn'] = self.to_turn
+        if self.at_least > 1:
+            out['at_least'] = self.at_least
         return out
 
 
@@ -117,11 +135,13 @@ class Criteria:
     said: tuple = ()              # regexes the AUT's speech must contain
     judge: bool = False           # also ask the LLM judge (check_completion)
     body: tuple = ()              # robot world: criteria on what the head did (mappings)
+    in_order: tuple = ()          # ActionMatch: each matches an action after the previous one's
 
     @classmethod
     def parse(cls, raw: Mapping | None) -> 'Criteria':
         raw = dict(raw or {})
-        unknown = set(raw) - {'expected_actions', 'forbidden_actions', 'said', 'judge', 'body'}
+        unknown = set(raw) - {'expected_actions', 'forbidden_actions', 'said', 'judge', 'body',
+                              'in_order'}
         if unknown:
             raise ScenarioError(f'unknown completion keys: {sorted(unknown)}')
         body = raw.get('body') or []
@@ -132,7 +152,8 @@ class Criteria:
                    tuple(ActionMatch.parse(a, 'executed')
                          for a in raw.get('forbidden_actions') or ()),
                    tuple(str(s) for s in raw.get('said') or ()), bool(raw.get('judge', False)),
-                   tuple(dict(b) for b in body))
+                   tuple(dict(b) for b in body),
+                   tuple(ActionMatch.parse(a, 'success') for a in raw.get('in_order') or ()))
 
     def check(self, actions: list, said: list[str] = ()) -> dict:
         met, unmet, violations = [], [], []
@@ -144,8 +165,22 @@ class Criteria:
                 unmet.append(m.describe())
         for m in self.forbidden:
             hits = [a['index'] for a in actions if m.matches(a)]
-            if hits:
+            if len(hits) >= m.at_least:
                 violations.append(f'{m.describe()} at action(s) {hits}')
+        # In order: each pattern's first match after the previous pattern's match.
+        after, chain = 0, []
+        for m in self.in_order:
+            hit = next((a['index'] for a in actions if a['index'] > after and m.matches(a)),
+                       None)
+            if hit is None:
+                unmet.append('in order: ' + ' -> '.join(
+                    chain + [f'{m.describe()} (not after action {after})']))
+                break
+            chain.append(f'{m.describe()} at action {hit}')
+            after = hit
+        else:
+            if self.in_order:
+                met.append('in order: ' + ' -> '.join(chain))
         speech = ' / '.join(said)
         for pattern in self.said:
             (met if re.search(pattern, speech, re.I) else unmet).append(f'said /{pattern}/')
@@ -156,7 +191,9 @@ class Criteria:
         return {'expected_actions': [m.as_dict() for m in self.expected],
                 'forbidden_actions': [m.as_dict() for m in self.forbidden],
                 'said': list(self.said), 'judge': self.judge,
-                **({'body': [dict(b) for b in self.body]} if self.body else {})}
+                **({'body': [dict(b) for b in self.body]} if self.body else {}),
+                **({'in_order': [m.as_dict() for m in self.in_order]} if self.in_order
+                   else {})}
 
 
 def _answer_text(entry: Any) -> str:
@@ -241,6 +278,16 @@ class Scenario:
         if not isinstance(entities, Mapping) or \
                 not all(isinstance(v, Mapping) for v in entities.values()):
             raise ScenarioError(f'{name}: entities must map a component to its sensors')
+        for ent, spec in entities.items():
+            needs = spec.get('requires', {})
+            ok = isinstance(needs, Mapping) and all(
+                isinstance(n, Mapping) and n and set(n) <= {'holds', 'entity', 'state'}
+                and isinstance(n.get('state', {}), Mapping) and ('state' not in n or 'entity' in n)
+                for n in needs.values())
+            if not ok:
+                raise ScenarioError(
+                    f'{name}: entities.{ent}.requires maps an act (a verb) to what it needs: '
+                    '{holds: ITEM} and/or {entity: ID, state: {SENSOR: VALUE}}')
         return cls(name, goal.strip(), turns, str(raw.get('description', '')).strip(),
                    [str(m) for m in raw.get('memories') or ()],
                    {k: dict(v) for k, v in entities.items()}, allowed,
