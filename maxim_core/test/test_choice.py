@@ -104,6 +104,16 @@ def test_a_file_argument_is_a_file_name_never_a_word_of_the_moment():
     assert paths and paths <= {'notes.txt', 'logs/', '*.log'}, paths
 
 
+def test_a_tools_own_words_are_no_argument_of_it():
+    unlock = ToolSpec('unlock_door', 'Unlock the door with a code or password. (heavy gate)', {
+        'type': 'object', 'properties': {'code': {'type': 'string'}}, 'required': ['code']})
+    g = Grounding(percept='A heavy gate blocks the way. A lever sticks out of the wall.',
+                  entities=['door', 'button'], someone_there=False)
+    codes = [c.args['code'] for c in CandidateBuilder().build([unlock], g)
+             if c.tool == 'unlock_door']
+    assert 'gate' not in codes and 'heavy gate' not in codes and 'door' not in codes, codes
+
+
 def test_nobody_there_nobody_spoken_to():
     g = Grounding(percept='A cup stands on the table.', objects=['cup'])
     tools = {c.tool for c in CandidateBuilder().build([SAY, TRACK], g)}

@@ -896,6 +896,11 @@ def _speaks(spec) -> bool:
 GROUNDING_KEY = 'x-grounding'
 
 
+def _all_own(value: str, own: set[str]) -> bool:
+    words = content_words(value)
+    return bool(words) and all(_stem(w) in own for w in words)
+
+
 class CandidateBuilder:
     """Candidate actions for the active tools, their arguments from the grounding."""
 
@@ -939,7 +944,11 @@ class CandidateBuilder:
                 for args, phrase in proposals(g):
                     out.append(Candidate(spec.name, dict(args), phrase, ('body',)))
                 continue
-            made = self._for_tool(spec.name, props, required, pool, commands, g)
+            # A tool's own words are no argument of it: 'unlock_door' (its description naming
+            # "the heavy gate") is not unlocked with the code "gate".
+            own = {_stem(w) for w in content_words(f'{_words(spec.name)} {spec.description}')}
+            made = self._for_tool(spec.name, props, required,
+                                  [v for v in pool if not _all_own(v, own)], commands, g)
             for c in made:
                 c.introspective = bool(getattr(tool, 'introspection', False))
             out.extend(made)
