@@ -84,7 +84,14 @@ def test_python_log_records_go_to_the_node_logger_once():
     handler = LoggerHandler(ros)
     handler.attach('maxim_test_pkg')
     try:
-        log = logging.getLogger('maxim_test_pkg.store')
+        # A package's own logger, as a node's process makes it: `launch` (imported here by the
+        # launch tests) sets a logger class of its own whose loggers do not propagate.
+        previous = logging.getLoggerClass()
+        logging.setLoggerClass(logging.Logger)
+        try:
+            log = logging.getLogger('maxim_test_pkg.store')
+        finally:
+            logging.setLoggerClass(previous)
         log.info('opened')
         log.warning('journaled')
         log.error('lost')
