@@ -125,6 +125,14 @@ T = {
         'test': ['New in view: a {t}, next to {others}.',
                  'A {t} appears; {others} are still there.'],
     },
+    # A standing goal the robot lives under when no task is at hand: nothing to act on by
+    # itself (the robot's own goal in a room; scenarios give it one).
+    'standing': {
+        'dev': ['Keep watch over the room.', 'Be of use to anyone nearby.',
+                'Stay attentive to your surroundings.'],
+        'test': ['Help the people around you.', 'Watch the room quietly.',
+                 'Look after whoever comes by.'],
+    },
     'quiet_percept': {
         'dev': ['I see {others}. Nothing has changed.', 'Still in view: {others}.'],
         'test': ['The same things are here: {others}.', 'Unchanged view: {others}.'],
@@ -185,9 +193,13 @@ def predict(): return {'name': 'predict_outcome'}
 def bash(): return {'name': 'bash'}
 
 
-def scene_tool(verb: str, thing: str, params: dict | None = None, desc: str = '') -> dict:
+def scene_tool(verb: str, thing: str, params: dict | None = None, desc: str = '',
+               secret: str = '') -> dict:
+    """A scene's tool; `secret` names the parameter that takes a code or password (what
+    memory holds or a person spelled out, as the text world's scene tools declare it)."""
     return {'name': f'{verb}_{thing}', 'scene': True, 'params': params or {},
-            'description': desc or f'{verb.replace("_", " ").capitalize()} the {thing}.'}
+            'description': desc or f'{verb.replace("_", " ").capitalize()} the {thing}.',
+            'secret': secret}
 
 
 ROBOT = [track(), move(), recall(), respond(), predict()]
@@ -198,6 +210,8 @@ def act(tool, **args) -> dict:
 
 
 WAIT = {'tool': None, 'args': {}}
+# Families of moments in a room, where the robot may hold a standing goal or none.
+STANDING = ('request', 'negation', 'see_question', 'memory', 'pain', 'novelty', 'restraint')
 
 
 class Maker:
@@ -227,6 +241,8 @@ class Maker:
              'someone_there': False, 'addressed': False, 'from_tool': False, 'scene': '',
              'tools': list(ROBOT), 'right': [], 'wrong': []}
         s.update(kw)
+        if not s['goal'] and family in STANDING and self.rng.random() < 0.5:
+            s['goal'] = self.phrase('standing')
         return s
 
     def heard(self, text: str, **kw) -> dict:
@@ -319,7 +335,7 @@ class Maker:
         teller = self.pick('tellers')
         kind = self.rng.choice(['code', 'key', 'note'])
         tools = [recall(), respond(), scene_tool('open', d),
-                 scene_tool('unlock', d, {'code': 'the code or password'}),
+                 scene_tool('unlock', d, {'code': 'the code or password'}, secret='code'),
                  scene_tool('knock', d)]
         goal = f'Get through the {d}.'
         recent = [{'tool': f'open_{d}', 'args': {}, 'success': False,
@@ -339,7 +355,7 @@ class Maker:
         if kind == 'key':
             tools = [recall(), scene_tool('open', d), scene_tool('take', 'key'),
                      scene_tool('knock', d),
-                     scene_tool('unlock', d, {'code': 'the code or password'})]
+                     scene_tool('unlock', d, {'code': 'the code or password'}, secret='code')]
             recent = [{'tool': f'unlock_{d}', 'args': {'code': d}, 'success': False,
                        'result': f'you need a key to unlock the {d}'}]
             percept = f'A locked {d}. A key lies on the floor.'
@@ -405,7 +421,7 @@ class Maker:
                                 'key_held'])
         d = self.pick('doors')
         door_tools = [recall(), scene_tool('open', d), scene_tool('knock', d),
-                      scene_tool('unlock', d, {'code': 'the code or password'})]
+                      scene_tool('unlock', d, {'code': 'the code or password'}, secret='code')]
         if kind == 'closed':
             percept = self.phrase('goal_closed').format(d=d)
             return self.base('goal', percept=percept, scene=percept, entities=[d],

@@ -44,8 +44,8 @@ import generate  # noqa: E402
 
 from maxim_core.deliberation import scorers  # noqa: E402
 from maxim_core.fear.patterns import call_danger as danger_of  # noqa: E402
-from maxim_core.deliberation.choice import (ChoiceConfig, Grounding, RecentAct,  # noqa: E402
-                                            said_words)
+from maxim_core.deliberation.choice import (  # noqa: E402
+    ChoiceConfig, GROUNDING_KEY, Grounding, RecentAct, said_words)
 from maxim_core.deliberation.stance import examples_from, Stance, STANCE_FILE  # noqa: E402
 from maxim_core.deliberation.chooser import Chooser  # noqa: E402
 from maxim_core.prompt.diary import Diary, DiaryEntry  # noqa: E402
@@ -70,6 +70,8 @@ def tools_for(s: dict) -> list:
     for t in s['tools']:
         if t.get('scene'):
             props = {k: {'type': 'string', 'description': d} for k, d in t['params'].items()}
+            if t.get('secret') in props:
+                props[t['secret']][GROUNDING_KEY] = 'recalled'
             out.append(ToolSpec(t['name'], t['description'], {
                 'type': 'object', 'properties': props, 'required': list(props)}))
         else:

@@ -1384,3 +1384,84 @@ def test_a_parameter_grounded_on_names_takes_only_things_the_robot_perceives_or_
     # Nothing in view: the tool is proposed without a label (it follows what it can).
     g.objects = []
     assert all(c.args == {} for c in CandidateBuilder().build([track], g))
+
+
+def test_a_goal_that_names_a_thing_by_the_scenes_word_is_met_by_acts_on_it():
+    """"Pass the gate" with the world's door opened: the goal is met, resting is due, as
+    when the goal said "door"; without the word the scene used for it, nothing is met."""
+    from maxim_core.deliberation.choice import Candidate
+    opened = {'locked': False, 'open': True}
+    recent = [_state_act('unlock_door', 'door', {'locked': False, 'open': False}),
+              _state_act('open_door', 'door', opened)]
+
+    def weigh(aliases):
+        g = Grounding(goal='Pass the gate.', entities=['door'], recent=recent,
+                      aliases=aliases)
+        return _weighed([Candidate('knock_door', {}, 'knock door', relevance=1.5),
+                         Candidate(None, {}, WAIT, relevance=-0.5)], g)
+    told, untold = weigh({'gate': 'door'}), weigh({})
+    assert told[WAIT].features['settled'] == 1.0
+    assert untold[WAIT].features['settled'] == 0.0
+    assert told[WAIT].total > told['knock door'].total
+
+
+def test_what_the_robot_says_of_its_own_view_is_no_one_there_to_talk_to():
+    """"I see 2 objects: ..." has the shape of "Name: words", but it is the robot's own
+    view: nobody is there to speak to. Words a person says are someone there; a scene's
+    entity is known by the word the scene used for it."""
+    mind, _, _, _ = mind_with(keyed_scorer({}))
+    try:
+        view = Percept(narrative='I see 2 objects: an orange object, to my right, new; a blue '
+                       'object, to my left.', source='vision',
+                       objects=['orange object', 'blue object'])
+        assert not mind._grounding(view, 'Watch the room quietly.').someone_there
+        heard = Percept(narrative='Hello there.', source='user')
+        assert mind._grounding(heard, '').someone_there
+        mind.entities = lambda: [{'name': 'door', 'called': 'gate'}, 'lock']
+        g = mind._grounding(Percept(narrative='The gate is shut.', source='cli'), '')
+        assert list(g.entities) == ['door', 'lock'] and g.aliases == {'gate': 'door'}
+    finally:
+        mind.close()
+
+
+def test_a_code_is_what_memory_holds_or_a_person_spelled_out_never_a_word_of_the_scene():
+    from maxim_core.deliberation.choice import GROUNDING_KEY
+    unlock = ToolSpec('unlock_gate', 'Unlock the gate with a code.', {
+        'type': 'object', 'properties': {'code': {
+            'type': 'string', 'description': 'the code or password',
+            GROUNDING_KEY: 'recalled'}}, 'required': ['code']})
+    heard = 'The corridor is quiet. A heavy wall stands by the gate.'
+
+    def codes(**kw):
+        g = Grounding(percept=heard, heard=heard, entities=['gate'], **kw)
+        return [c.args['code'] for c in CandidateBuilder().build([unlock], g)
+                if c.tool == 'unlock_gate']
+    assert codes() == []                       # no code known: not proposed
+    assert codes(recalled=['The porter said the code of the gate is walnut.'])[0] == 'walnut'
+    said = 'The user says: "The code is 4721, or try `opal`."'
+    g = Grounding(percept=said, heard=said, entities=['gate'], someone_there=True)
+    told = [c.args['code'] for c in CandidateBuilder().build([unlock], g)
+            if c.tool == 'unlock_gate']
+    assert set(told) == {'4721', 'opal'}
+
+
+def test_an_act_that_set_no_state_of_its_thing_opens_no_next_step_on_it():
+    """Slipping past the sleeping guard leaves him as he was: greeting him is no frontier
+    (and waking him, which the goal says not to do, is nothing left to do)."""
+    from maxim_core.deliberation.choice import Candidate
+    asleep = {'awake': False, 'hostile': False}
+    g = Grounding(goal='Slip out and never wake the guard.', entities=['guard'],
+                  acts_since_news=1,
+                  recent=[_state_act('sneak_past_guard', 'guard', asleep,
+                                     result='You slip past unnoticed.')])
+    t = _weighed([Candidate('greet_guard', {}, 'greet guard'),
+                  Candidate('wake_guard', {}, 'wake guard'),
+                  Candidate(None, {}, WAIT)], g)
+    assert t['greet guard'].features['frontier'] == 0.0
+    # After an act that set a state, the next act on the thing is the frontier.
+    unlocked = Grounding(goal='Go through the door.', entities=['door'], acts_since_news=1,
+                         recent=[_state_act('unlock_door', 'door',
+                                            {'locked': False, 'open': False},
+                                            result='The lock clicks: the door is unlocked.')])
+    assert _weighed([Candidate('open_door', {}, 'open door')],
+                    unlocked)['open door'].features['frontier'] == 1.0

@@ -100,3 +100,13 @@ def test_load_and_save_keep_the_examples_and_a_bad_file_says_which(tmp_path):
     p.write_text('{not json')
     with pytest.raises(ValueError, match='not a stance file'):
         Stance.load(p)
+
+
+def test_a_thing_named_in_other_words_sharing_one_of_its_name_is_masked_too():
+    # The robot sees a 'red object'; the person says "the big red cone": the frame is
+    # read without the words that only tell which thing.
+    names = ['red object', 'blue object']
+    assert masked('Do not look at the big red cone', names) == 'Do not look at it'
+    assert masked('just watch the blue one', names) == 'just watch it'
+    # A phrase that shares no word with a known name stays.
+    assert masked('face the green lamp', names) == 'face the green lamp'

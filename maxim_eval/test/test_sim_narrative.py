@@ -162,3 +162,15 @@ def test_memory_queries_answer_the_introspection_channel():
         memory.query('scene_summary', {})
     with pytest.raises(ValueError):
         memory.recall('  ')
+
+
+def test_a_state_word_counts_in_another_inflection_and_not_when_denied():
+    from maxim_eval.scenario.components import initial_sensors
+    comps = {c.name: c for c in SEED_COMPONENTS}
+    assert initial_sensors(comps['guard'], 'a soldier dozes by the exit')['awake'] is False
+    assert initial_sensors(comps['guard'], 'a soldier stands by the exit')['awake'] is True
+    # A bare noun is no inflection of a state ("its lock" is not "locked").
+    door = initial_sensors(comps['door'], 'the gate will not open; its lock wants a code')
+    assert door == {'open': False, 'locked': False}
+    assert initial_sensors(comps['door'], "the gate won't open")['open'] is False
+    assert initial_sensors(comps['door'], 'an open door')['open'] is True

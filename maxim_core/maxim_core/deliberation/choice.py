@@ -570,6 +570,9 @@ class Grounding:
     #                                       by the robot's own acts (see `own_changes`)
     name: str = ''                          # the robot's own: how it is addressed, not news
     new: Sequence[str] = ()                 # names that came into view with this percept
+    # The word the scene used for a thing the world names otherwise ("gate" for the door it
+    # is, "soldier" for the guard): a goal or a person's words that use it mean the thing.
+    aliases: Mapping[str, str] = field(default_factory=dict)   # word -> a name of names()
 
     def names(self) -> list[str]:
         out, seen = [], set()
@@ -614,7 +617,7 @@ class Grounding:
         out = []
         for text in (said_words(self.heard), '' if self.from_tool else said_words(self.percept),
                      self.goal):
-            for p in noun_phrases(text, known=self.names()):
+            for p in noun_phrases(text, known=self.names() + list(self.aliases)):
                 if p not in out and p not in exclude:
                     out.append(p)
         return out[:limit]
@@ -892,7 +895,8 @@ def _speaks(spec) -> bool:
 
 
 # A tool's parameter schema may say where its value comes from: "names" (a thing the robot
-# perceives or knows, Grounding.names), else any grounded word.
+# perceives or knows, Grounding.names), "recalled" (a secret: what memory holds or a person
+# spelled out), else any grounded word.
 GROUNDING_KEY = 'x-grounding'
 
 
@@ -1045,6 +1049,15 @@ class CandidateBuilder:
             tied = tied_to(g.memory_terms(12, ranked=False), g, about)
             values = tied + [v for v in values if v not in tied]
             self._tied_first[(owner, key)] = tied[0] if tied else None
+        if prop.get(GROUNDING_KEY) == 'recalled' and g is not None:
+            # A code or password: what memory holds, or what a person spelled out (a quoted
+            # word, a number), never a word of the scene ('unlock door corridor' in a quiet
+            # corridor, 'unlock door wall' by a wall).
+            said = said_words(g.heard)
+            told = quoted_spans(g.heard.replace(f'"{said}"', said)) + \
+                re.findall(r'\b\d{3,}\b', said)
+            known = set(tied) | set(g.memory_terms(12, ranked=False)) | set(told)
+            values = [v for v in values if v in known] + [v for v in told if v not in values]
         if prop.get(GROUNDING_KEY) == 'names' and g is not None:
             # A thing to act on in the world (what to follow with the head): a name the
             # robot perceives or knows, not any word of the moment ("track target moving",

@@ -46,6 +46,11 @@ class Moment:
     def __post_init__(self):
         g = self.g
         self.goal_stems = {ch._stem(w) for w in ch.content_words(f'{g.goal} {g.heard}')}
+        # A thing named by the word the scene used for it is named ("pass the gate": the
+        # door the world knows it as).
+        for word, thing in g.aliases.items():
+            if {ch._stem(w) for w in ch.content_words(word)} & self.goal_stems:
+                self.goal_stems |= {ch._stem(w) for w in ch.content_words(thing)}
         self.asked = self.goal_stems | {ch._stem(w) for w in ch.content_words(
             f'{g.scene} {"" if g.from_tool else g.percept}')}
         self.avoid = ch.avoided(f'{g.goal}. {g.heard}')
@@ -71,9 +76,12 @@ class Moment:
         names = {ch._root(w) for n in g.names() for w in ch.content_words(n)}
         for r, news in reversed(self.acts):
             if r.success and news and not r.introspection:
-                self.frontier = {ch._root(w) for w in ch.content_words(
-                    ch._phrase(r.tool, r.args))} & names
-                self.changed_by = r.tool
+                # An act that tells its thing's state and set none of it opened nothing
+                # (slipping past the guard leaves him as he was: greeting him is no next step).
+                if not (r.entity and r.state and ch.effect_of(r.tool, r.entity, r.state) is None):
+                    self.frontier = {ch._root(w) for w in ch.content_words(
+                        ch._phrase(r.tool, r.args))} & names
+                    self.changed_by = r.tool
                 break
         self.done_since = {_key(r.tool, r.args) for r, _ in self.acts if r.success}
         self.states = ch.thing_states(g)
@@ -88,13 +96,16 @@ class Moment:
                     if eff is not None:
                         self.effects[id(c)] = (thing, *eff)
                     break
-        self.pending = {thing for thing, key, val in self.effects.values()
-                        if self.states[thing].get(key) != val}
+        # What is left to do on a thing: an act whose effect does not hold yet, or whose verb
+        # the goal says, unless the goal or a person says not to do it ("never wake him").
+        shunned = {id(c) for c in self.cands if self.avoid and _roots(c) & self.avoid}
+        self.pending = {thing for i, (thing, key, val) in self.effects.items()
+                        if self.states[thing].get(key) != val and i not in shunned}
         self.goal_things = {t for t in self.states
                             if {ch._stem(w) for w in ch.content_words(t)} & self.goal_stems}
         succeeded = {r.tool for r in g.recent if r.success}
         verb_left = {self.on_thing[id(c)] for c in self.cands if id(c) in self.on_thing
-                     and c.tool not in succeeded
+                     and c.tool not in succeeded and id(c) not in shunned
                      and ch._stem(ch.verb_on(c.tool, self.on_thing[id(c)])) in self.goal_stems}
         self.settled = bool(self.goal_things) and \
             not (self.goal_things & (self.pending | verb_left)) and \
@@ -140,7 +151,8 @@ class Moment:
         self.stance_of: dict[int, float] = {}
         if self.stance is not None and g.heard:
             self.stance_of = st.stances(
-                self.stance, self.stance_relate, ch.said_words(g.heard), g.names(),
+                self.stance, self.stance_relate, ch.said_words(g.heard),
+                list(g.names()) + list(g.aliases),
                 {id(c): c.phrase for c in self.cands
                  if c.tool is not None and 'speech' not in c.sources
                  and (any(ch.verb_on(c.tool, t) for t in self.things) or any(

@@ -36,7 +36,7 @@ from pathlib import Path
 import re
 from typing import Callable, Iterable, Mapping, Sequence
 
-from maxim_core.deliberation.choice import _root
+from maxim_core.deliberation.choice import _root, noun_phrases
 
 STANCE_FILE = Path(__file__).with_name('stance.json')
 
@@ -62,13 +62,19 @@ def _stems(text: str) -> set[str]:
 def masked(clause: str, names: Iterable[str]) -> str:
     """The clause with each known thing's name (and the determiners before it) as 'it':
     "Leave the white mug alone" -> "Leave it alone". Longer names first, so "white mug"
-    is masked whole before "mug"."""
+    is masked whole before "mug". A thing may be named by other words than the robot's
+    own: a noun phrase of the clause that shares a word with a known name is that thing
+    too ("ignore the big red cone" with a 'red object' in view -> "ignore it"), so the
+    frame is read without the words that only tell which thing."""
+    known = {n.strip().lower() for n in names if n and n.strip()}
+    stems = {_root(w) for n in known for w in _WORD.findall(n) if len(w) >= 3}
+    spoken = {p for p in noun_phrases(clause, known=sorted(known))
+              if p not in known and {_root(w) for w in _WORD.findall(p)} & stems}
     out = clause
-    for name in sorted({n.strip().lower() for n in names if n and n.strip()},
-                       key=len, reverse=True):
+    for name in sorted(known | spoken, key=len, reverse=True):
         words = [re.escape(w) for w in name.split()]
         pat = re.compile(r'\b(?:(?:the|a|an|this|that|its|your|my)\s+)*'
-                         + r'\s+'.join(words) + r'\b', re.IGNORECASE)
+                         + r'\s+'.join(words) + r'\b(?:\s+ones?\b)?', re.IGNORECASE)
         out = pat.sub('it', out)
     return ' '.join(out.split())
 

@@ -43,7 +43,7 @@ import re
 import sqlite3
 import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 import uuid
 
 from maxim_core.agent.loop import (AgentLoop, context_key, Decision, LoopConfig, LoopResult,
@@ -449,9 +449,17 @@ class Mind:
     def _grounding(self, percept: Percept, goal: str) -> Grounding:
         """What this pass's arguments may be made of, and what the choice weighs."""
         text = percept.narrative
-        entities = []
+        entities, aliases = [], {}
         if self.entities is not None:
-            entities = [str(e) for e in self.entities()]
+            # A name, or {'name': ..., 'called': the word the scene used for it}.
+            for e in self.entities():
+                name = str(e.get('name', '')) if isinstance(e, Mapping) else str(e)
+                called = str(e.get('called', '')).strip().lower() \
+                    if isinstance(e, Mapping) else ''
+                if name:
+                    entities.append(name)
+                    if called and called != name.lower():
+                        aliases[called] = name.lower()
         recent = [RecentAct(r.tool, dict(r.args), bool(r.success),
                             (result_words(r.output) if r.success
                              else r.error_msg or r.blocked_reason)[:200],
@@ -476,15 +484,16 @@ class Mind:
             heard = said          # acting on a person's words: they still stand
         return Grounding(
             percept=text, goal=goal, heard=heard,
-            objects=objects, people=list(percept.people), entities=entities,
+            objects=objects, people=list(percept.people), entities=entities, aliases=aliases,
             values=dict(self._values) if self.config.on('nac') else {}, recent=recent,
             pains=list(self._pains), acts_since_news=self._acts_since_news,
             scene=self._scene, acts_since_heard=self._acts_since_heard,
             from_tool=percept.source == 'tool_result',
             states=dict(self._states), changed=dict(self._changed), name=self.config.name,
             new=list(self._new_now) if percept.source == 'vision' else [],
-            someone_there=bool(percept.people) or percept.source == 'user'
-            or bool(_ADDRESSED.search(text)) or bool(_ADDRESSED.search(heard)),
+            # Someone is there when a person is in view or spoke: what the robot says of
+            # its own view ("I see 2 objects: ...") is no one talking, whatever its marks.
+            someone_there=bool(percept.people) or bool(heard),
             addressed=bool(heard) and (said_by == 'user' or bool(_ADDRESSED.search(heard))))
 
     def step(self, percept: Percept, *, goal: str | None = None, force: bool = False,

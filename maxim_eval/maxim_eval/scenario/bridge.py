@@ -282,7 +282,7 @@ class SimulationBridge:
             fear=self, events=_BridgeEvents(self),
             registry=self.registry, scope=self.scope, tool_filter=self._in_scope,
             context_hint=self.scene_hint,
-            entities=lambda: list(self.scene.entities),
+            entities=self._entities,
             should_cancel=lambda: self.clock() >= self._deadline, clock=clock,
             robot_clock=clock)
         self.loop = self.mind.loop
@@ -355,6 +355,12 @@ class SimulationBridge:
         finally:
             with self._lock:
                 self._busy = False
+
+    def _entities(self) -> list[dict]:
+        """The scene's entities as the Mind knows them: the world's name, and the word the
+        scene used for it ("the gate" was imagined as a door)."""
+        return [{'name': e.entity_id, 'called': (e.phrase.split() or [''])[-1]}
+                for e in self.scene.entities.values()]
 
     def _imagine(self, text: str) -> list[str]:
         """The entities a message brings into the imagined scene (their ids)."""

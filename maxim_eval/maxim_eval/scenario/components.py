@@ -256,13 +256,30 @@ class SceneEntity:
                 f'{caps} - observed (not callable)')
 
 
+_DENY = frozenset({'not', "n't", 'never', 'no', 'cannot', "won't", "doesn't", "isn't"})
+
+
+def _lemma(word: str) -> str:
+    """A word without its inflection ('dozing', 'dozes', 'dozed' -> 'doz')."""
+    for suffix in ('ing', 'es', 'ed', 's', 'e'):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[:-len(suffix)]
+    return word
+
+
 def initial_sensors(component: Component, sentence: str,
                     overrides: Mapping[str, Any] | None = None) -> dict:
     """The component's sensors, set by state words of its sentence, then by overrides."""
     sensors = dict(component.sensors)
-    words = set(_WORD.findall(sentence.lower()))
+    tokens = _WORD.findall(sentence.lower())
+    # A state word the sentence denies says nothing ("the gate will not open").
+    words = {w for i, w in enumerate(tokens)
+             if not _DENY & set(tokens[max(0, i - 2):i]) and not w.endswith("n't")}
+    # Another inflection of a state word says the same state ("dozes" is "dozing"); a bare
+    # word is no inflection of one ("its lock" does not say "locked").
+    inflected = {_lemma(w) for w in words if _lemma(w) != w}
     for word, values in component.states.items():
-        if word in words:
+        if word in words or _lemma(word) != word and _lemma(word) in inflected:
             sensors.update(values)
     sensors.update(dict(overrides or {}))
     return sensors

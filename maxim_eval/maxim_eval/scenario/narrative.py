@@ -15,6 +15,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from maxim_common.errors import ERROR_EXECUTION
+from maxim_core.deliberation.choice import GROUNDING_KEY
 from maxim_core.tools.base import Tool, ToolOutcome
 from maxim_core.tools.scope import ToolScope
 from maxim_eval.scenario.components import (Affordance, ComponentIndex, initial_sensors,
@@ -157,6 +158,10 @@ class EntityTool(Tool):
     def __init__(self, scene: Scene, entity: SceneEntity, affordance: Affordance):
         self.scene, self.entity, self.affordance = scene, entity, affordance
         props = {p: dict(_TEXT, description=d) for p, d in affordance.params.items()}
+        if affordance.secret_param in props:
+            # A code or password is what the robot was told or recalls, never a word of
+            # the scene (choice.GROUNDING_KEY).
+            props[affordance.secret_param][GROUNDING_KEY] = 'recalled'
         super().__init__(f'{affordance.verb}_{entity.entity_id}',
                          f'{affordance.description} ({entity.phrase})',
                          {'type': 'object', 'properties': props,
