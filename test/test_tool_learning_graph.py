@@ -37,11 +37,14 @@ def Graph(tmp_path, **kwargs):
 
 
 def situation_model(prompts):
-    """The scripted mind: read the note of whatever is in view; name tools as told."""
+    """The scripted mind: read the note of whatever is in view; name tools as told; on what
+    an act brought (the runtime's next percept), do nothing more."""
     def answer(prompt):
         prompts.append(prompt)
         seen = re.search(r'What you perceive now: (.*)', prompt)
         text = seen.group(1) if seen else ''
+        if text.startswith(('Result of your ', 'Your ')):
+            return decision('That is what came of it.')   # an act's result: no second act
         told = re.search(r'use the tool "([^"]+)"', text)
         if told:
             return decision(f'I was asked to use {told.group(1)}.', told.group(1),

@@ -22,16 +22,13 @@ import math
 import queue
 import threading
 import time
-from typing import Callable, Iterable, TYPE_CHECKING
+from typing import Any, Callable, Iterable
 import uuid
 
 from maxim_core.agent.loop import Percept, ToolRun
 from maxim_core.deliberation.choice import result_words
 from maxim_core.llm.backend import LLMError
 from maxim_core.mind.situation import HEARD_SOURCES
-
-if TYPE_CHECKING:
-    from maxim_core.mind.mind import Mind, StepResult
 
 RESULT_SOURCE = 'tool_result'
 # Acts in a row on the robot before the chain ends and the inbox is read again (the scenario
@@ -64,9 +61,10 @@ class TurnEnd:
 
 
 class Runtime:
-    """See the module docstring. Composed by the Mind (`mind.runtime`)."""
+    """See the module docstring. Composed by the Mind (`mind.runtime`), whose `step`,
+    `perceive`, `cancel`, `idle_tick` it drives."""
 
-    def __init__(self, mind: 'Mind'):
+    def __init__(self, mind: Any):
         self.mind = mind
         self.counts = mind.counts
         self._inbox: queue.Queue = queue.Queue(maxsize=1)
@@ -111,7 +109,7 @@ class Runtime:
         """A percept waits in the inbox."""
         return not self._inbox.empty()
 
-    def run_next(self, timeout_s: float = 0.2) -> 'StepResult | None':
+    def run_next(self, timeout_s: float = 0.2) -> Any:
         """Take the newest waiting percept (waiting up to `timeout_s`) and run a turn on it;
         the first pass's result."""
         try:
@@ -135,7 +133,7 @@ class Runtime:
     def turn(self, first: Percept | None, *, force: bool = False, budget: int = MAX_CHAIN,
              timeout_s: float = math.inf, settle_s: float = 0.0, poll_s: float = 0.2,
              arrivals: Callable[[], Iterable[Percept]] | None = None,
-             on_step: Callable[['StepResult'], None] | None = None,
+             on_step: Callable[[Any], None] | None = None,
              clock: Callable[[], float] = time.monotonic,
              sleep: Callable[[float], None] = time.sleep) -> TurnEnd:
         """Passes on `first`, then on what each act brought and on what `arrivals` gives

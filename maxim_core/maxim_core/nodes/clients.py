@@ -202,16 +202,13 @@ class ServiceQuery:
 
 
 def with_result(answer: dict) -> dict:
-    """`answer` with its `result_json` parsed into `result` (None when it has none); a text
-    that is no JSON makes the answer an error."""
-    text = answer.get('result_json')
-    answer['result'] = None
-    if text:
-        try:
-            answer['result'] = json.loads(text)
-        except ValueError as exc:
-            answer['error_code'] = answer.get('error_code') or 255
-            answer['error_msg'] = answer.get('error_msg') or f'result_json is no JSON: {exc}'
+    """`answer` with its `result_json` parsed into `result`; no JSON is an error answer."""
+    try:
+        answer['result'] = json.loads(answer['result_json']) if answer.get('result_json') \
+            else None
+    except ValueError as exc:
+        answer.update(result=None, error_code=answer.get('error_code') or 255,
+                      error_msg=answer.get('error_msg') or f'result_json is no JSON: {exc}')
     return answer
 
 
