@@ -21,6 +21,11 @@ PURE_COMMON = {'maxim_common', 'maxim_common.conversions', 'maxim_common.errors'
                'maxim_common.futures', 'maxim_common.health', 'maxim_common.throttle'}
 # A node file (<package>/<package>/nodes/*.py) that only translates fits in this many lines.
 NODE_FILE_MAX_LINES = 250
+# The mind (maxim_core/maxim_core/mind/) reads as one pass: files and functions a reader
+# takes in whole.
+MIND_FILE_MAX_LINES = 400
+MIND_FUNCTION_MAX_LINES = 60
+MIND_DIR = os.path.join(WS, 'maxim_core', 'maxim_core', 'mind')
 
 
 def modules(package):
@@ -170,6 +175,47 @@ def test_the_mind_is_pure_and_composed_once():
         used = edges(m)
         assert 'maxim_core.mind' in used, m
         assert not used & parts, (m, used & parts)
+
+
+def mind_files():
+    return sorted(os.path.join(MIND_DIR, f) for f in os.listdir(MIND_DIR) if f.endswith('.py'))
+
+
+def test_every_file_of_the_mind_within_400_lines_and_every_function_within_60():
+    files, functions = {}, {}
+    for path in mind_files():
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+        name = os.path.basename(path)
+        files[name] = len(text.splitlines())
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions[f'{name}:{node.name}'] = node.end_lineno - node.lineno + 1
+    assert {'mind.py', 'situation.py', 'act.py', 'runtime.py', 'idle.py'} <= set(files)
+    assert {n: v for n, v in files.items() if v > MIND_FILE_MAX_LINES} == {}
+    assert {n: v for n, v in functions.items() if v > MIND_FUNCTION_MAX_LINES} == {}
+
+
+def test_the_act_never_calls_back_into_the_mind():
+    """act.py gets ports and parts, never the Mind or one of its bound methods: it imports
+    nothing of mind.py, and where the Mind builds its Act, no argument is `self.<method>`
+    (a bound method) or `self` itself."""
+    with open(os.path.join(MIND_DIR, 'act.py'), encoding='utf-8') as f:
+        assert 'maxim_core.mind.mind' not in {n for n in imports_of(f.name, 'x')}
+    with open(os.path.join(MIND_DIR, 'mind.py'), encoding='utf-8') as f:
+        tree = ast.parse(f.read())
+    mind = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == 'Mind')
+    methods = {n.name for n in mind.body if isinstance(n, ast.FunctionDef)}
+    builds = [n for n in ast.walk(mind) if isinstance(n, ast.Call)
+              and isinstance(n.func, ast.Name) and n.func.id == 'Act']
+    assert len(builds) == 1
+    given = list(builds[0].args) + [k.value for k in builds[0].keywords]
+    inner = [n for g in given for n in ast.walk(g)]
+    bound = [n.attr for n in inner if isinstance(n, ast.Attribute)
+             and isinstance(n.value, ast.Name) and n.value.id == 'self' and n.attr in methods]
+    assert bound == []
+    assert not [n for n in given if isinstance(n, ast.Name) and n.id == 'self']
+    assert not [n for n in inner if isinstance(n, ast.Lambda)]
 
 
 def test_the_agent_node_only_translates():

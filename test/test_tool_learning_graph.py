@@ -37,11 +37,14 @@ def Graph(tmp_path, **kwargs):
 
 
 def situation_model(prompts):
-    """The scripted mind: read the note of whatever is in view; name tools as told."""
+    """The scripted mind: read the note of whatever is in view; name tools as told; on what
+    an act brought (the runtime's next percept), do nothing more."""
     def answer(prompt):
         prompts.append(prompt)
         seen = re.search(r'What you perceive now: (.*)', prompt)
         text = seen.group(1) if seen else ''
+        if text.startswith(('Result of your ', 'Your ')):
+            return decision('That is what came of it.')   # an act's result: no second act
         told = re.search(r'use the tool "([^"]+)"', text)
         if told:
             return decision(f'I was asked to use {told.group(1)}.', told.group(1),
@@ -127,7 +130,7 @@ def test_invented_tool_names_resolve_or_fail_and_the_second_miss_lists_the_tools
     assert result.call.requested_name == 'remember'
     assert result.call.tool_name == 'memory_recall' and result.error_code == 0, result.error_msg
     assert 'fly_away' in g.prompts[-1] and 'Available tools: ' in g.prompts[-1]
-    assert (g.agent.mind.loop.unknown_tool_calls, g.agent.mind.loop.resolved_aliases) == (2, 1)
+    assert (g.agent.mind.act.unknown_tool_calls, g.agent.mind.act.resolved_aliases) == (2, 1)
 
 
 @pytest.mark.real_model
@@ -160,7 +163,7 @@ def test_the_real_model_under_the_grammar_names_no_unknown_tool(tmp_path):
     # proves nothing, so passes go on, within a budget, until `runs` deliberations decided.
     steps = 0
     try:
-        registered = set(g.agent.mind.registry.names())
+        registered = set(g.agent.mind.tools.registry.names())
         while len(deliberated()) < runs and steps < 3 * runs:
             before = told()
             g.step(asks[steps % len(asks)], [SHELF] if steps % 2 else [])
@@ -178,4 +181,4 @@ def test_the_real_model_under_the_grammar_names_no_unknown_tool(tmp_path):
           f'({", ".join(named) or "none"}), {len(g.results)} tool calls, '
           f'{len(unknown)} unknown names')
     assert len(deliberated()) >= runs, [(t.kind, t.status_msg) for t in thoughts]
-    assert unknown == [] and g.agent.mind.loop.unknown_tool_calls == 0
+    assert unknown == [] and g.agent.mind.act.unknown_tool_calls == 0

@@ -113,7 +113,7 @@ class HubPort:
                                      fields.get('people', ()), fields.get('goal', ''),
                                      fields.get('tools', ()), fields.get('context_key', ''),
                                      fields.get('channels', ()))
-        return {'available': True, 'result_json': json.dumps(channels_to_dict(found))}
+        return {'available': True, 'result': channels_to_dict(found)}
 
 
 class Fear:

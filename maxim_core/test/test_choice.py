@@ -869,8 +869,9 @@ def test_the_mind_keeps_what_results_told_of_things_beyond_its_recent_acts():
     runs += [ToolRun(f'c{i}', 'examine', {'target': 'hall'}, introspection=True,
                      success=True, output='{}') for i in range(1, 7)]
     for run in runs:
-        mind.loop.recent.append(run)
-        g = mind._grounding(Percept(narrative='The hall is quiet.', source='cli'), '')
+        mind.act.recent.append(run)
+        g = mind.situation.grounding(Percept(narrative='The hall is quiet.', source='cli'),
+                                     '', mind.act.recent)
     assert g.states['door'] == {'locked': False, 'open': True}
     assert g.changed[('door', 'open')] is True
     assert all(r.tool == 'examine' for r in g.recent)
@@ -913,11 +914,11 @@ def test_a_persons_words_waiting_are_not_pushed_out_by_what_is_seen():
         view = Percept('I see a red ball.', 'p2', 'vision', objects=['red ball'],
                        salience=0.9)
         assert not mind.offer(view)              # the view goes; their words wait
-        assert mind._inbox.get_nowait() is words
+        assert mind.runtime._inbox.get_nowait() is words
         assert mind.offer(view)                  # nothing waiting: the view waits
         newer = Percept('The user says: "No, the cup."', 'p3', 'user', salience=1.0)
-        assert mind.offer(newer) and mind._inbox.get_nowait() is newer
-        assert mind._in_view[0] == ('red ball',)   # what was seen goes with their words
+        assert mind.offer(newer) and mind.runtime._inbox.get_nowait() is newer
+        assert mind.situation.in_view[0] == ('red ball',)   # what was seen goes with their words
     finally:
         mind.close()
 
@@ -1414,11 +1415,12 @@ def test_what_the_robot_says_of_its_own_view_is_no_one_there_to_talk_to():
         view = Percept(narrative='I see 2 objects: an orange object, to my right, new; a blue '
                        'object, to my left.', source='vision',
                        objects=['orange object', 'blue object'])
-        assert not mind._grounding(view, 'Watch the room quietly.').someone_there
+        situation = mind.situation
+        assert not situation.grounding(view, 'Watch the room quietly.', []).someone_there
         heard = Percept(narrative='Hello there.', source='user')
-        assert mind._grounding(heard, '').someone_there
-        mind.entities = lambda: [{'name': 'door', 'called': 'gate'}, 'lock']
-        g = mind._grounding(Percept(narrative='The gate is shut.', source='cli'), '')
+        assert situation.grounding(heard, '', []).someone_there
+        g = situation.grounding(Percept(narrative='The gate is shut.', source='cli'), '', [],
+                                [{'name': 'door', 'called': 'gate'}, 'lock'])
         assert list(g.entities) == ['door', 'lock'] and g.aliases == {'gate': 'door'}
     finally:
         mind.close()

@@ -70,7 +70,7 @@ class Memory:
                 items = [{'text': 'track_target works with ball (value 0.83, confidence 0.70)',
                           'score': 0.5, 'why': 'learned from outcomes (context)'}]
             channels[ch] = {'items': items, 'reason': '' if items else 'nothing relevant'}
-        return {'available': True, 'result_json': json.dumps({'channels': channels})}
+        return {'available': True, 'result': {'channels': channels}}
 
 
 class Fear:
@@ -186,11 +186,11 @@ def test_the_learned_tool_index_shapes_the_manifest_and_learns(tmp_path):
         [answer('I follow the ball.', 'track_target', {'target_label': 'ball'})],
         tool_index_path=str(path))
     try:
-        before = mind.tool_index.score('follow the red ball')['track_target']
+        before = mind.tools.index.score('follow the red ball')['track_target']
         step = mind.step(Percept('Please follow the red ball with your head.', 'p', 'user',
                                  objects=['ball']))
         assert 'track_target' in step.surfaced_tools
-        assert mind.tool_index.score('follow the red ball')['track_target'] > before
+        assert mind.tools.index.score('follow the red ball')['track_target'] > before
         prompt = backend.prompts[0]
         assert '- track_target:' in prompt and 'Your other tools (by name): ' in prompt
     finally:
@@ -226,7 +226,7 @@ def test_a_goal_for_one_pass_leaves_the_standing_goal_alone():
         res = mind.deliberate(ball(), force=True)
     finally:
         mind.close()
-    assert step.loop.episode['goal'] == 'find the cup' and mind.loop.goal == 'watch the door'
+    assert step.loop.episode['goal'] == 'find the cup' and mind.goal == 'watch the door'
     assert 'Current goal: find the cup' in backend.prompts[0]
     assert 'Current goal: watch the door' in backend.prompts[1] and res.status == 'cycle_cap'
     assert len(events.of('episode')) == 1      # deliberating alone acts on nothing

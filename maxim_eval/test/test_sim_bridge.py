@@ -222,7 +222,7 @@ def test_unknown_tool_name_is_not_executed(bridges, clock):
     turn = b.send_message('Look left.')
     assert turn.actions and all(not a.success and "unknown tool 'move'" in a.error_msg
                                 for a in turn.actions)
-    assert b.loop.unknown_tool_calls == len(turn.actions)
+    assert b.mind.act.unknown_tool_calls == len(turn.actions)
 
 
 def test_close_drains_queued_percepts_and_refuses_new_messages(bridges, clock):

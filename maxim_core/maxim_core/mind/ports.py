@@ -1,15 +1,18 @@
 """The Mind's ports and the typed records that leave it.
 
 A port is the small protocol through which the Mind reaches something outside itself: the
-model, memory, the fear gate, the body, and whoever listens to what it does. The agent node
-implements them over ROS; the scenario runner with a text world and an in-process memory;
-tests with plain objects. Nothing here imports rclpy or a message type.
+model, memory, the fear gate, the body, the world around it, and whoever listens to what it
+does. The agent node implements them over ROS; the scenario runner with a text world or a
+simulated robot world and the robot's memory; tests with plain objects. Nothing here imports
+rclpy or a message type, and no answer reaches the core as JSON text: the node's clients
+parse a service's `result_json` into `result` (maxim_core.nodes.clients.ServiceQuery).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Protocol, runtime_checkable
+import time
+from typing import Any, Mapping, Protocol, runtime_checkable
 
 
 @runtime_checkable
@@ -33,6 +36,32 @@ class MemoryPort(Protocol):
     def query(self, name: str, fields: dict, timeout_s: float = 2.0) -> dict | None: ...
 
 
+@dataclass(frozen=True)
+class MemoryItem:
+    """One line of an enrichment channel: what memory says, why it matched, and the numbers
+    behind it (the values channel: {tool, value})."""
+
+    text: str
+    why: str = ''
+    data: Mapping = field(default_factory=dict)
+
+
+def answered(answer: dict | None) -> bool:
+    """A memory answer the Mind can use: present, available and without an error."""
+    return bool(answer) and bool(answer.get('available')) and not answer.get('error_code')
+
+
+def channels_of(answer: dict | None) -> dict[str, list[MemoryItem]] | None:
+    """The `enrich` query's channels as typed items (its parsed `result`), None when memory
+    gave no usable answer."""
+    if not answered(answer):
+        return None
+    channels = (answer.get('result') or {}).get('channels', {})
+    return {name: [MemoryItem(str(i.get('text', '')), str(i.get('why', '')),
+                              dict(i.get('data') or {})) for i in ch.get('items', [])]
+            for name, ch in channels.items()}
+
+
 @runtime_checkable
 class FearPort(Protocol):
     """The fear gate: `review(run, context)` -> {allowed, layer, reason, ...}; run.context
@@ -43,11 +72,43 @@ class FearPort(Protocol):
 
 @runtime_checkable
 class BodyPort(Protocol):
-    """The head: where it is, and where to send it."""
+    """The head: where it is, and where to send it. A body may also carry `limits`
+    ({'pan': (lo, hi), 'tilt': (lo, hi)} in rad), the joint limits a move is checked
+    against (the verifier's defaults otherwise)."""
 
     def head_position(self) -> tuple[float, float] | None: ...
 
     def send_head_goal(self, goal: 'HeadGoalCommand') -> None: ...
+
+
+class WorldPort:
+    """The world around the robot, beyond its body: what a text world or a scenario adds.
+
+    The robot's own world adds nothing, and these defaults are it. A world with tools of
+    its own (`registry`, `scope`: an imagined scene's) decides which of them are in scope
+    (`allows`); `hint` is a line of context beside the percept, `entities` the things the
+    world names (arguments may be made of them): each a name, or {'name': ..., 'called':
+    the word the scene used for it}, `cancelled` ends a running
+    deliberation (a scenario's deadline), and `sleep` is how time passes while the Mind
+    waits on the world (a simulated world's clock advances)."""
+
+    registry: Any = None
+    scope: Any = None
+
+    def allows(self, tool: Any) -> bool:
+        return True
+
+    def hint(self) -> str:
+        return ''
+
+    def entities(self) -> list:
+        return []
+
+    def cancelled(self) -> bool:
+        return False
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
 
 def _known(cls, values: dict) -> dict:

@@ -118,10 +118,7 @@ class AgentNode(Node):
         self._head = None
         self._head_state = None            # (pan velocity, tilt velocity, stamp seconds)
         self.interaction = Interaction(self)
-        self.mind = Mind(config, model=self.backend,
-                         memory=ServiceQuery(self, callback_group=group), fear=self,
-                         body=self, events=AgentEvents(self), ask=self.interaction.ask,
-                         robot_clock=lambda: self.get_clock().now().nanoseconds / 1e9)
+        self.mind, self.runtime = self._build_mind(config, group)
         self.create_subscription(Percept, 'percepts', self._on_percept, EVENTS)
         self.create_subscription(HeadState, 'head/state', self._on_head, LATCHED)
         self.create_subscription(PainSignal, 'pain', self._on_pain, EVENTS)
@@ -136,15 +133,23 @@ class AgentNode(Node):
             callback_group=group)
         if self.mind.idle is not None:   # robot time; the check itself runs on the Mind's thread
             self._idle_timer = self.create_timer(
-                config.idle.runtime.check_period_s, self.mind.wake_idle,
+                config.idle.runtime.check_period_s, self.runtime.wake_idle,
                 callback_group=MutuallyExclusiveCallbackGroup())
-        self.mind.start()
+        self.runtime.start()
         self.diagnostics = Diagnostics(self, 'mind', self.health)
+
+    def _build_mind(self, config: MindConfig, group):
+        """The Mind on this node's ports, and the runtime that runs its turns (the one the
+        scenario runner runs: an act's result is the next percept)."""
+        mind = Mind(config, model=self.backend, memory=ServiceQuery(self, callback_group=group),
+                    fear=self, body=self, events=AgentEvents(self), ask=self.interaction.ask,
+                    robot_clock=lambda: self.get_clock().now().nanoseconds / 1e9)
+        return mind, mind.runtime
 
     def health(self) -> Health:
         mind, config = self.mind, self.mind.config
         probe = sandbox.probe()    # started once per process, then remembered
-        return agent_health(config.mode, mind.running, config.tool_process, probe.ok,
+        return agent_health(config.mode, self.runtime.running, config.tool_process, probe.ok,
                             probe.reason, self.backend.ready(),
                             mind.energy.remaining_fraction(), dict(mind.counts))
 
@@ -175,7 +180,7 @@ class AgentNode(Node):
 
     # ROS in.
     def _on_percept(self, msg: Percept) -> None:
-        self.mind.offer(conv.msg_to_percept(msg), from_self=msg.source_name == 'agent')
+        self.runtime.offer(conv.msg_to_percept(msg), from_self=msg.source_name == 'agent')
 
     def _on_head(self, msg: HeadState) -> None:
         head = (msg.pan, msg.tilt)

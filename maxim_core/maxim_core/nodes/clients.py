@@ -9,6 +9,7 @@ The goals and results are converted in maxim_core.conversions; `wait_for_future`
 maxim_common.futures' (imported from here by the soak and scenario runners).
 """
 
+import json
 import threading
 import time
 
@@ -173,7 +174,8 @@ class ServiceQuery:
     """`query(name, fields, timeout_s) -> dict | None` over the introspection services.
 
     None means the subsystem is absent (no server within the wait); a dict is the response
-    (with its own `available`, `error_code` and `error_msg`).
+    (with its own `available`, `error_code` and `error_msg`), and a response's `result_json`
+    is parsed here into `result`: the pure core reads values, never JSON text.
     """
 
     def __init__(self, node, callback_group=None, server_wait_s: float = 0.5):
@@ -194,9 +196,20 @@ class ServiceQuery:
             future.cancel()
             return {'available': True, 'error_code': 255,
                     'error_msg': f'{QUERY_SERVICES[name][0]} did not answer in {timeout_s} s'}
-        return msg_to_dict(future.result())
+        return with_result(msg_to_dict(future.result()))
 
     query = __call__    # the Mind's MemoryPort
+
+
+def with_result(answer: dict) -> dict:
+    """`answer` with its `result_json` parsed into `result`; no JSON is an error answer."""
+    try:
+        answer['result'] = json.loads(answer['result_json']) if answer.get('result_json') \
+            else None
+    except ValueError as exc:
+        answer.update(result=None, error_code=answer.get('error_code') or 255,
+                      error_msg=answer.get('error_msg') or f'result_json is no JSON: {exc}')
+    return answer
 
 
 class FearClient:

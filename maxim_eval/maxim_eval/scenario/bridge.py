@@ -25,15 +25,14 @@ from typing import Any, Callable, Iterable, Mapping
 import uuid
 
 from maxim_core.agent.loop import FAILED_STATUSES, Percept, ToolRun
-from maxim_core.deliberation.choice import result_words
 from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.fear import FearAgent, FearConfig
 from maxim_core.llm.backend import Backend
-from maxim_core.mind import EpisodeRecord, EventSink, Mind, MindConfig
+from maxim_core.mind import EpisodeRecord, EventSink, Mind, MindConfig, WorldPort
 from maxim_core.prompt.tools import ToolDescription
 from maxim_core.tools.catalog import build_tool_registry
-from maxim_core.tools.scope import ToolExecutor, ToolScope
+from maxim_core.tools.scope import ToolScope
 from maxim_eval.scenario.components import ComponentIndex
 from maxim_eval.scenario.memory import SimMemory
 from maxim_eval.scenario.narrative import NARRATIVE_DESCRIPTIONS, narrative_tools, Scene
@@ -198,7 +197,12 @@ def weighed_line(choice: list, top: int = 8) -> str:
 
 class SimulationBridge:
     """One AUT, in-process. Not thread-safe for concurrent send_message; inject_pain may come
-    from another thread while a turn runs (it is queued into that turn)."""
+    from another thread while a turn runs (it is queued into that turn).
+
+    The Mind is built once, here, with this bridge's ports: `_world_port` (the text world:
+    the role's tools and the imagined scene), `_mind_memory`, `_body` and `_mind_config`.
+    The robot world (RobotBridge) gives other ports through the same four; the turn is the
+    Mind's runtime's, the one the robot runs."""
 
     def __init__(self, backend: Backend, *, goal: str = '',
                  config: BridgeConfig = BridgeConfig(), memories: Iterable[str] = (),
@@ -214,11 +218,11 @@ class SimulationBridge:
         self.config = config
         self.goal = goal
         self.name = name
-        self.clock, self.sleep = clock, sleep
+        self.clock, self._sleep = clock, sleep
         self.on_thought = on_thought
         self.t0 = clock()
         self._own_workspace = workspace is None
-        self.workspace = workspace or tempfile.mkdtemp(prefix=f'maxim-sim-{name}-')
+        self.workspace = workspace or tempfile.mkdtemp(prefix=f'maxim-{self.KIND}-{name}-')
         self.memory = SimMemory(EnergyBudget(clock=clock), clock=clock)
         # The robot's own memory system (a MemoryPort with `capture(episode)`), when the
         # composing package gives one: the Mind's enrichment and the introspection tools ask
@@ -231,9 +235,47 @@ class SimulationBridge:
                 memory_port.capture(EpisodeRecord(uuid.uuid4().hex, run_id=name,
                                                   perception=text, mode='seed',
                                                   outcome='remembered', success=True))
+        self.fear = None
+        self._review = review
+        self._deadline = float('inf')
+        try:
+            self._setup_tools(entities, allowed_tools, index)
+            if self._review is None:
+                self.fear = FearAgent(FearConfig(mode=config.mode, sandbox_root=self.workspace))
+                self._review = self._fear_review
+            # The same Mind the robot runs, with this world's ports.
+            self.mind = Mind(self._mind_config(allowed_tools, grammar_for), model=backend,
+                             memory=self._mind_memory(), fear=self, body=self._body(),
+                             events=_BridgeEvents(self), world=self._world_port(),
+                             clock=clock, robot_clock=clock)
+        except ValueError:
+            if self.fear is not None:
+                self.fear.close()
+            if self._own_workspace:
+                shutil.rmtree(self.workspace, ignore_errors=True)
+            raise
+        self.registry, self.scope = self.mind.tools.registry, self.mind.tools.scope
+        self.executor = self.mind.tools.executor
+        self.deliberator = self.mind.deliberator
+        self.enrichment = self.mind.enrichment
+        self.turn = 0
+        self.actions: list[ActionRecord] = []
+        self.turns: list[TurnResult] = []
+        self.closed = False
+        self._inbox: deque = deque()
+        self._busy = False
+        self._lock = threading.Lock()
+        self._verdicts: dict[str, dict] = {}
+
+    KIND = 'sim'       # the workspace's prefix
+
+    def _setup_tools(self, entities, allowed_tools, index) -> None:
+        """The role's registry: robot tools out, the narrative tools and the scene in."""
+        config = self.config
         self.registry = build_tool_registry(
             mode=config.mode, root=self.workspace,
-            query=memory_port.query if memory_port is not None else self.memory.query)
+            query=self.memory_port.query if self.memory_port is not None
+            else self.memory.query)
         for tool_name in SIM_DEREGISTERED + SIM_REPLACED:
             if tool_name in self.registry:
                 self.registry.unregister(tool_name)
@@ -251,51 +293,32 @@ class SimulationBridge:
         if self.allowed is not None:
             unknown = self.allowed - set(self.registry.names())
             if unknown:
-                if self._own_workspace:
-                    shutil.rmtree(self.workspace, ignore_errors=True)
                 raise ValueError(f'allowed_tools names unknown tools: {sorted(unknown)}; '
                                  f'the AUT has {self.registry.names()}')
-        self.executor = ToolExecutor(self.registry, self.scope)
         self.memory.is_physical = lambda tool: tool in self.scene.physical_tools
         self.memory.handlers['concept_query'] = self._concepts
-        self.fear = None
-        if review is None:
-            self.fear = FearAgent(FearConfig(mode=config.mode, sandbox_root=self.workspace))
-            review = self._fear_review
-        self._review = review
-        self._deadline = float('inf')
-        # The same Mind the robot runs, with text-world ports: this session's memory, the
-        # fear review behind pain inhibition, the role's tools and the imagined scene.
-        self.mind = Mind(
-            MindConfig(mode=config.mode, simulation=True, goal=goal, body=SIM_BODY,
-                       response_format=SIM_RESPONSE_FORMAT, run_id=name,
-                       loop_mode='simulation', workspace_root=self.workspace,
-                       enrichment_budget_s=1.0,
-                       deliberation=DeliberationConfig(
-                           max_cycles=config.max_cycles, max_tokens=config.max_tokens,
-                           temperature=config.temperature, seed=config.seed,
-                           retries=config.retries, llm_timeout_s=config.llm_timeout_s),
-                       use_grammar=grammar_for is not None, energy_token_budget=0,
-                       systems_off=frozenset() if config.recall_in_prompt > 0
-                       else frozenset({'hippocampus'})),
-            model=backend, memory=memory_port if memory_port is not None else self.memory,
-            fear=self, events=_BridgeEvents(self),
-            registry=self.registry, scope=self.scope, tool_filter=self._in_scope,
-            context_hint=self.scene_hint,
-            entities=self._entities,
-            should_cancel=lambda: self.clock() >= self._deadline, clock=clock,
-            robot_clock=clock)
-        self.loop = self.mind.loop
-        self.deliberator = self.mind.deliberator
-        self.enrichment = self.mind.enrichment
-        self.turn = 0
-        self.actions: list[ActionRecord] = []
-        self.turns: list[TurnResult] = []
-        self.closed = False
-        self._inbox: deque = deque()
-        self._busy = False
-        self._lock = threading.Lock()
-        self._verdicts: dict[str, dict] = {}
+
+    def _mind_config(self, allowed_tools, grammar_for) -> MindConfig:
+        config = self.config
+        return MindConfig(
+            mode=config.mode, simulation=True, goal=self.goal, body=SIM_BODY,
+            response_format=SIM_RESPONSE_FORMAT, run_id=self.name, loop_mode='simulation',
+            workspace_root=self.workspace, enrichment_budget_s=1.0,
+            deliberation=bridge_deliberation(config), use_grammar=grammar_for is not None,
+            energy_token_budget=0, systems_off=bridge_systems_off(config))
+
+    def _mind_memory(self) -> Any:
+        return self.memory_port if self.memory_port is not None else self.memory
+
+    def _body(self) -> Any:
+        return None          # a text world has no body
+
+    def _world_port(self) -> WorldPort:
+        return TextWorld(self)
+
+    def sleep(self, seconds: float) -> None:
+        """Time passes in the session (the injected wait)."""
+        self._sleep(seconds)
 
     # -- the AUT's tools ---------------------------------------------------------------------
     def _in_scope(self, tool) -> bool:
@@ -356,12 +379,6 @@ class SimulationBridge:
             with self._lock:
                 self._busy = False
 
-    def _entities(self) -> list[dict]:
-        """The scene's entities as the Mind knows them: the world's name, and the word the
-        scene used for it ("the gate" was imagined as a door)."""
-        return [{'name': e.entity_id, 'called': (e.phrase.split() or [''])[-1]}
-                for e in self.scene.entities.values()]
-
     def _imagine(self, text: str) -> list[str]:
         """The entities a message brings into the imagined scene (their ids)."""
         return [e.entity_id for e in self.scene.observe(text)]
@@ -376,55 +393,53 @@ class SimulationBridge:
         return []
 
     def _run_turn(self, result: TurnResult, pending: deque, timeout: float) -> None:
+        """The Mind's turn (Runtime.turn) on the session's clock: every line is thought
+        about, each act's result comes back as the next percept, and what arrives meanwhile
+        (pain injected, the world's own percepts) joins the turn."""
         cfg = self.config
         start = self.clock()
         self._deadline = start + timeout      # a model call still running then is cancelled
-        last_activity = start
         said = []
-        while True:
+
+        def arrivals() -> list[Percept]:
             with self._lock:
-                while self._inbox:
-                    pending.append(self._inbox.popleft())
-            pending.extend(self._arrivals())
-            now = self.clock()
-            if now - start >= timeout:
-                result.timed_out = True
-                break
-            if pending:
-                if len(result.actions) >= cfg.max_actions_per_turn:
-                    result.budget_exhausted = True
-                    break
-                percept = pending.popleft()
-                step = self.mind.step(percept, force=True).loop
-                result.steps += 1
-                if step.decision.reasoning:
-                    result.thoughts.append(step.decision.reasoning)
-                weighed = self._weighed()
-                if weighed:
-                    result.choices.append(weighed)
-                if step.decision.status in FAILED_STATUSES:
-                    result.failures.append(step.decision.status)
-                if step.run is not None:
-                    record = self._action(step.run, result.turn)
-                    result.actions.append(record)
-                    data = step.run.data
-                    if record.success and data.get('text') and record.tool in ('say',
-                                                                               'respond'):
-                        said.append(data['text'])
-                    if record.success and data.get('question'):
-                        result.questions.append(data['question'])
-                        said.append(data['question'])
-                    pending.append(self._continuation(record))
-                    last_activity = self.clock()
-                continue
-            if self.clock() - last_activity >= cfg.settle_s:
-                result.settled = True
-                break
-            remaining = min(cfg.settle_s - (self.clock() - last_activity),
-                            timeout - (self.clock() - start))
-            self.sleep(max(0.0, min(cfg.poll_s, remaining)))
+                out = list(self._inbox)
+                self._inbox.clear()
+            return out + self._arrivals()
+
+        def on_step(step) -> None:
+            self._note_step(result, step.loop, said)
+
+        end = self.mind.runtime.turn(
+            pending.popleft() if pending else None, force=True,
+            budget=cfg.max_actions_per_turn, timeout_s=timeout, settle_s=cfg.settle_s,
+            poll_s=cfg.poll_s, arrivals=arrivals, on_step=on_step, clock=self.clock,
+            sleep=self.sleep)
+        result.steps = end.steps
+        result.settled, result.timed_out = end.settled, end.timed_out
+        result.budget_exhausted = end.budget_exhausted
         result.response = ' / '.join(said)
         result.duration_s = self.clock() - start
+
+    def _note_step(self, result: TurnResult, step, said: list) -> None:
+        """What one pass of the turn shows the orchestrator."""
+        if step.decision.reasoning:
+            result.thoughts.append(step.decision.reasoning)
+        weighed = self._weighed()
+        if weighed:
+            result.choices.append(weighed)
+        if step.decision.status in FAILED_STATUSES:
+            result.failures.append(step.decision.status)
+        if step.run is None:
+            return
+        record = self._action(step.run, result.turn)
+        result.actions.append(record)
+        data = step.run.data
+        if record.success and data.get('text') and record.tool in ('say', 'respond'):
+            said.append(data['text'])
+        if record.success and data.get('question'):
+            result.questions.append(data['question'])
+            said.append(data['question'])
 
     def _weighed(self) -> str:
         """The last deliberation's weighed candidates (deciding by choosing), one line."""
@@ -442,17 +457,6 @@ class SimulationBridge:
                               run.output, run.error_msg, self.clock() - self.t0)
         self.actions.append(record)
         return record
-
-    @staticmethod
-    def _continuation(record: ActionRecord) -> Percept:
-        if record.blocked:
-            text = (f'Your action {record.tool} was blocked ({record.blocked_reason}). A '
-                    'blocked action is final: do something else or nothing.')
-        elif record.success:
-            text = f'Result of your {record.tool}: {result_words(record.output, 600)}'
-        else:
-            text = f'Your {record.tool} failed: {record.error_msg[:300]}'
-        return Percept(text, uuid.uuid4().hex[:12], 'tool_result')
 
     # -- orchestrator-facing -----------------------------------------------------------------
     def inject_pain(self, pain_type: str, intensity: float,
@@ -477,7 +481,7 @@ class SimulationBridge:
         if not isinstance(goal, str) or not goal.strip():
             raise ValueError('a goal must be a non-empty text')
         self.goal = goal
-        self.loop.goal = goal
+        self.mind.goal = goal
 
     def observe_actions(self, since_turn: int = 0) -> list[dict]:
         if since_turn < 0:
@@ -539,6 +543,45 @@ class SimulationBridge:
             shutil.rmtree(self.workspace, ignore_errors=True)
         return {'closed': True, 'already': False, 'drained': drained, 'dropped': dropped,
                 **self.stats()}
+
+
+def bridge_deliberation(config: BridgeConfig) -> DeliberationConfig:
+    """The deliberation settings `sim.aut.*` give the Mind."""
+    return DeliberationConfig(max_cycles=config.max_cycles, max_tokens=config.max_tokens,
+                              temperature=config.temperature, seed=config.seed,
+                              retries=config.retries, llm_timeout_s=config.llm_timeout_s)
+
+
+def bridge_systems_off(config: BridgeConfig) -> frozenset:
+    return frozenset() if config.recall_in_prompt > 0 else frozenset({'hippocampus'})
+
+
+class TextWorld(WorldPort):
+    """The text world's port: the role's tools and the imagined scene's (the world decides
+    which are in scope), the scene's actions named beside the percept, its entities, and the
+    session's deadline and clock."""
+
+    def __init__(self, bridge: SimulationBridge):
+        self.bridge = bridge
+        self.registry, self.scope = bridge.registry, bridge.scope
+
+    def allows(self, tool) -> bool:
+        return self.bridge._in_scope(tool)
+
+    def hint(self) -> str:
+        return self.bridge.scene_hint()
+
+    def entities(self) -> list[dict]:
+        """The scene's entities as the Mind knows them: the world's name, and the word the
+        scene used for it ("the gate" was imagined as a door)."""
+        return [{'name': e.entity_id, 'called': (e.phrase.split() or [''])[-1]}
+                for e in self.bridge.scene.entities.values()]
+
+    def cancelled(self) -> bool:
+        return self.bridge.clock() >= self.bridge._deadline
+
+    def sleep(self, seconds: float) -> None:
+        self.bridge.sleep(seconds)
 
 
 class _BridgeEvents(EventSink):

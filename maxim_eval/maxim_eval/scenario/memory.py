@@ -11,7 +11,6 @@ inspect_aut use.
 
 from collections import Counter
 import dataclasses
-import json
 import re
 import threading
 import time
@@ -183,7 +182,7 @@ class SimMemory:
             out['episodes'] = {'items': items, 'reason': '' if items else 'nothing relevant'}
         for name in wanted:
             out.setdefault(name, {'items': [], 'reason': 'this memory has no such channel'})
-        return {'available': True, 'result_json': json.dumps({'channels': out})}
+        return {'available': True, 'result': {'channels': out}}
 
     def _q_memory_recall(self, f: dict) -> dict:
         query = f.get('query') or f.get('keyword') or ''

@@ -18,25 +18,16 @@ timeout).
 """
 
 from collections import deque
-import shutil
-import tempfile
-import threading
 import time
 from typing import Any, Callable, Iterable, Mapping, Protocol
 import uuid
 
 from maxim_core.agent.loop import Percept
-from maxim_core.agent.verify import WorldVerifier
-from maxim_core.deliberation.cycles import DeliberationConfig
-from maxim_core.deliberation.energy import EnergyBudget
-from maxim_core.fear import FearAgent, FearConfig
 from maxim_core.llm.backend import Backend
-from maxim_core.mind import EpisodeRecord, Mind, MindConfig
-from maxim_core.mind.mind import DEFAULT_ACTIVE
-from maxim_core.mind.ports import HeadGoalCommand
-from maxim_eval.scenario.bridge import (_BridgeEvents, BridgeConfig, pain_text, SimulationBridge,
-                                        SimulationClosed, TurnResult)
-from maxim_eval.scenario.memory import SimMemory
+from maxim_core.mind import DEFAULT_ACTIVE, HeadGoalCommand, MindConfig, WorldPort
+from maxim_eval.scenario.bridge import (bridge_deliberation, bridge_systems_off, BridgeConfig,
+                                        pain_text, SimulationBridge, SimulationClosed,
+                                        TurnResult)
 
 # The tools that move the body: strong recent pain inhibits them (the fear port).
 BODY_TOOLS = frozenset({'move', 'track_target', 'focus_interests', 'novelty_track'})
@@ -91,9 +82,42 @@ class _RobotMemory:
         return self.memory.query(name, fields, timeout_s)
 
 
+class _Head:
+    """The Mind's body port on the world's head, with its joint limits (a move is checked
+    against them)."""
+
+    def __init__(self, world: RobotWorldPort):
+        self.world = world
+        self.limits = {'pan': world.pan_limits, 'tilt': world.tilt_limits}
+
+    def head_position(self) -> tuple[float, float] | None:
+        return self.world.head_position()
+
+    def send_head_goal(self, goal: HeadGoalCommand) -> None:
+        self.world.send_head_goal(goal)
+
+
+class _RobotWorld(WorldPort):
+    """The robot world's port: no tools of its own (the robot's are), the session's deadline,
+    and time that passes on the world's clock (a move is checked as the head settles on it:
+    on simulated time a wall-clock wait would see a head that never moves)."""
+
+    def __init__(self, bridge: 'RobotBridge'):
+        self.bridge = bridge
+
+    def cancelled(self) -> bool:
+        return self.bridge.clock() >= self.bridge._deadline
+
+    def sleep(self, seconds: float) -> None:
+        self.bridge.sleep(seconds)
+
+
 class RobotBridge(SimulationBridge):
-    """One robot-world AUT, in-process. The turn machinery is the SimulationBridge's; the
-    Mind, its tools and its percepts are the robot's."""
+    """One robot-world AUT, in-process. The session, the Mind's construction and the turn
+    are the SimulationBridge's; the ports are the robot's: its own tools, the world's head
+    as the body, perception's scene_summary, and the world's clock for every wait."""
+
+    KIND = 'robot'
 
     def __init__(self, backend: Backend, world: RobotWorldPort, *, goal: str = '',
                  config: BridgeConfig = BridgeConfig(), memories: Iterable[str] = (),
@@ -102,82 +126,47 @@ class RobotBridge(SimulationBridge):
                  on_thought: Callable | None = None, memory_port: Any = None,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep):
-        self.config = config
-        self.goal = goal
-        self.name = name
         self.world = world
-        self.clock = clock
-        self._wall_sleep = sleep
-        self.on_thought = on_thought
-        self.t0 = clock()
-        self._own_workspace = True
-        self.workspace = tempfile.mkdtemp(prefix=f'maxim-robot-{name}-')
-        self.memory = SimMemory(EnergyBudget(clock=clock), clock=clock)
-        self.memory.is_physical = lambda tool: tool in BODY_TOOLS
-        self.memory_port = memory_port
-        for text in memories:
-            self.memory.seed(text)
-            if memory_port is not None:
-                memory_port.capture(EpisodeRecord(uuid.uuid4().hex, run_id=name,
-                                                  perception=text, mode='seed',
-                                                  outcome='remembered', success=True))
-        active = DEFAULT_ACTIVE if allowed_tools is None else tuple(allowed_tools)
-        self.allowed = None
-        self.fear = FearAgent(FearConfig(mode=config.mode, sandbox_root=self.workspace))
-        self._review = self._fear_review
-        self._deadline = float('inf')
-        try:
-            self.mind = Mind(
-                MindConfig(mode=config.mode, simulation=True, goal=goal, run_id=name,
-                           loop_mode='simulation', workspace_root=self.workspace,
-                           active_tools=active, enrichment_budget_s=1.0,
-                           deliberation=DeliberationConfig(
-                               max_cycles=config.max_cycles, max_tokens=config.max_tokens,
-                               temperature=config.temperature, seed=config.seed,
-                               retries=config.retries, llm_timeout_s=config.llm_timeout_s),
-                           use_grammar=grammar_for is not None, energy_token_budget=0,
-                           systems_off=frozenset() if config.recall_in_prompt > 0
-                           else frozenset({'hippocampus'})),
-                model=backend, body=world, events=_BridgeEvents(self), fear=self,
-                memory=_RobotMemory(memory_port if memory_port is not None else self.memory,
-                                    world),
-                should_cancel=lambda: self.clock() >= self._deadline, clock=clock,
-                robot_clock=clock)
-        except ValueError:
-            self.fear.close()
-            shutil.rmtree(self.workspace, ignore_errors=True)
-            raise
-        # The Mind checks a move by watching the head settle; the head lives on the world's
-        # clock, so the check waits on it too (on simulated time a wall-clock wait would see
-        # a head that never moves).
-        self.mind.verifier = WorldVerifier(
-            head_position=world.head_position, clock=clock, sleep=self.sleep,
-            limits={'pan': world.pan_limits, 'tilt': world.tilt_limits},
-            root=self.workspace)
-        self.registry = self.mind.registry
-        self.scope = self.mind.scope
-        self.executor = self.mind.tools_exec
-        self.loop = self.mind.loop
-        self.deliberator = self.mind.deliberator
-        self.enrichment = self.mind.enrichment
-        self.turn = 0
-        self.actions = []
-        self.turns: list[TurnResult] = []
-        self.closed = False
-        self._inbox: deque = deque()
-        self._busy = False
-        self._lock = threading.Lock()
-        self._verdicts: dict[str, dict] = {}
+        super().__init__(backend, goal=goal, config=config, memories=memories,
+                         allowed_tools=allowed_tools, grammar_for=grammar_for, name=name,
+                         on_thought=on_thought, memory_port=memory_port, clock=clock,
+                         sleep=sleep)
         self.world.advance(clock())
+
+    # -- the robot's ports ------------------------------------------------------------------
+    def _setup_tools(self, entities, allowed_tools, index) -> None:
+        """The robot's own tools (the Mind builds its catalog); strong pain inhibits the
+        ones that move the body."""
+        self.allowed = None
+        self.memory.is_physical = lambda tool: tool in BODY_TOOLS
+
+    def _mind_config(self, allowed_tools, grammar_for) -> MindConfig:
+        config = self.config
+        return MindConfig(
+            mode=config.mode, simulation=True, goal=self.goal, run_id=self.name,
+            loop_mode='simulation', workspace_root=self.workspace,
+            active_tools=DEFAULT_ACTIVE if allowed_tools is None else tuple(allowed_tools),
+            enrichment_budget_s=1.0, deliberation=bridge_deliberation(config),
+            use_grammar=grammar_for is not None, energy_token_budget=0,
+            systems_off=bridge_systems_off(config))
+
+    def _mind_memory(self) -> Any:
+        return _RobotMemory(super()._mind_memory(), self.world)
+
+    def _body(self) -> Any:
+        return _Head(self.world)
+
+    def _world_port(self) -> WorldPort:
+        return _RobotWorld(self)
 
     # -- time: every wait is world time ---------------------------------------------------
     def sleep(self, seconds: float) -> None:
-        self._wall_sleep(seconds)
+        self._sleep(seconds)
         self.world.advance(self.clock())
 
     # -- the Mind's tools and percepts ------------------------------------------------------
     def active_tools(self) -> list:
-        return self.mind.tools_now()
+        return self.mind.tools.now()
 
     def scene_hint(self) -> str:
         return ''
