@@ -58,7 +58,7 @@ def test_deliberate_goals_end_within_a_bound(tmp_path):
         assert llm.trigger_activate() == TransitionCallbackReturn.SUCCESS
         ws = tmp_path / 'ws'
         ws.mkdir()
-        agent = AgentNode(context=ctx, parameter_overrides=[
+        agent = AgentNode(context=ctx, autostart=True, parameter_overrides=[
             Parameter('workspace_root', value=str(ws)),
             Parameter('deliberation.llm_timeout_s', value=5.0),
             Parameter('deliberation.retries', value=0),

@@ -54,6 +54,7 @@ def generate_launch_description():
                       **common),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **common),
-        Node(package='maxim_core', executable='agent_node', name='agent', **common),
-        lifecycle_manager(['head_controller', 'memory', 'llm']),
+        LifecycleNode(package='maxim_core', executable='agent_node', name='agent',
+                      **common),
+        lifecycle_manager(['head_controller', 'memory', 'llm', 'agent']),
     ])

@@ -47,7 +47,7 @@ from common import (audio_argument, dds_profile_actions, hearing_and_manager,  #
 
 
 # Lifecycle nodes, in bring-up order (the manager takes them down in reverse).
-LIFECYCLE = ['camera', 'head_controller', 'memory', 'llm']
+LIFECYCLE = ['camera', 'head_controller', 'memory', 'llm', 'agent']
 HEAD_DRIVERS = ('serial', 'dynamixel', 'ros2_control', 'dry_run')
 # The head controller's defaults (maxim_perception/head/ros2_control.py), and the package
 # each interface's controller comes in.
@@ -224,7 +224,8 @@ def generate_launch_description():
                       **yielding),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **yielding),
-        Node(package='maxim_core', executable='agent_node', name='agent', **yielding),
+        LifecycleNode(package='maxim_core', executable='agent_node', name='agent',
+                      **yielding),
         audio_argument('auto'),
         OpaqueFunction(function=hearing_and_manager, args=[common, LIFECYCLE]),
     ])

@@ -23,7 +23,7 @@ from common import (audio_argument, dds_profile_actions, hearing_and_manager,  #
 
 
 # Lifecycle nodes, in bring-up order (the manager takes them down in reverse).
-LIFECYCLE = ['sim_head', 'head_controller', 'memory', 'llm']
+LIFECYCLE = ['sim_head', 'head_controller', 'memory', 'llm', 'agent']
 
 
 def generate_launch_description():
@@ -47,7 +47,8 @@ def generate_launch_description():
                       **yielding),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **yielding),
-        Node(package='maxim_core', executable='agent_node', name='agent', **yielding),
+        LifecycleNode(package='maxim_core', executable='agent_node', name='agent',
+                      **yielding),
         audio_argument('false'),
         OpaqueFunction(function=hearing_and_manager, args=[common, LIFECYCLE]),
         Node(package='robot_state_publisher', executable='robot_state_publisher',

@@ -132,7 +132,7 @@ def test_panel_node_over_dds(tmp_path):
     try:
         sink = Sink()
         panel = PanelNode(sink, context=ctx)
-        agent = AgentNode(context=ctx, parameter_overrides=[
+        agent = AgentNode(context=ctx, autostart=True, parameter_overrides=[
             Parameter('idle.enabled', value=False),
             Parameter('idle.task_db_path', value=str(tmp_path / 'tasks.db')),
             Parameter('workspace_root', value=str(tmp_path))])

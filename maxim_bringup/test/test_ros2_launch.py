@@ -339,9 +339,15 @@ class TestSim:
             if want <= set(listed.stdout.split()):
                 break
         assert want <= set(listed.stdout.split()), listed
+        # The manager brings them up in order, the agent last: a node not yet active is asked
+        # again until WAIT_S has passed.
+        deadline = time.monotonic() + WAIT_S
         for name in GRAPHS['sim']:
             if NODES[name].lifecycle:
                 state = ros2(launch.domain_id, 'lifecycle', 'get', f'/{name}', '--no-daemon')
+                while not state.stdout.startswith('active') and time.monotonic() < deadline:
+                    state = ros2(launch.domain_id, 'lifecycle', 'get', f'/{name}',
+                                 '--no-daemon')
                 assert state.stdout.startswith('active'), (state, launch.output())
 
     def test_joint_states_flow(self, sim):
@@ -391,6 +397,16 @@ class TestSim:
         assert 'read-only' in refused.stdout + refused.stderr, refused
         got = ros2(d, 'param', 'get', '/sim_head', 'width', '--no-daemon')
         assert got.stdout.strip() == 'Integer value is: 160', got
+        # The agent, brought up by the lifecycle manager: its goal changes at run time, its
+        # mode is read-only, a value its rules refuse is refused with the reason.
+        changed = ros2(d, 'param', 'set', '/agent', 'goal', 'find the red ball', '--no-daemon')
+        assert 'Set parameter successful' in changed.stdout, changed
+        got = ros2(d, 'param', 'get', '/agent', 'goal', '--no-daemon')
+        assert got.stdout.strip() == 'String value is: find the red ball', got
+        refused = ros2(d, 'param', 'set', '/agent', 'mode', 'active', '--no-daemon')
+        assert 'read-only' in refused.stdout + refused.stderr, refused
+        refused = ros2(d, 'param', 'set', '/agent', 'goal', 'g' * 501, '--no-daemon')
+        assert 'at most 500' in refused.stdout + refused.stderr, refused
 
     def test_ctrl_c_ends_every_process_cleanly(self, sim):
         launch, _ = sim

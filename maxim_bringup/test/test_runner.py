@@ -179,6 +179,35 @@ def test_memory_is_brought_up_and_down_by_the_runner_and_a_failed_open_is_one_li
 
 
 @pytest.mark.ros
+def test_the_agent_is_brought_up_by_the_runner_and_closed_on_the_way_down(tmp_path):
+    """The agent is a lifecycle node: the runner configures and activates it (its Mind built
+    and thinking) and takes it down (deactivate, cleanup: the Mind closed)."""
+    from rich.console import Console
+
+    from maxim_bringup.lifecycle import ACTIVE
+    from maxim_bringup.runner import Runner, RunConfig
+
+    overrides = {'agent': {'workspace_root': str(tmp_path), 'tools.index_path': '',
+                           'idle.task_db_path': str(tmp_path / 'tasks.db'),
+                           'idle.provenance_path': ''}}
+    runner = Runner(RunConfig(graph='headless', params_file=os.path.join(
+        PKG, 'config', 'sim.yaml'), console=False, only=['agent'], overrides=overrides),
+        console=Console(record=True, width=120, color_system=None))
+    try:
+        runner.start()
+        [agent] = runner.nodes
+        assert runner.lifecycle.transport.state('agent') == ACTIVE
+        mind = agent.mind
+        assert mind is not None and mind.running and mind.tasks is not None
+    finally:
+        runner.stop()
+    assert agent.mind is None and not mind.running and mind.tasks is None
+    assert [(s.node, s.transition) for s in runner.lifecycle.log] == [
+        ('agent', 'configure'), ('agent', 'activate'), ('agent', 'deactivate'),
+        ('agent', 'cleanup')]
+
+
+@pytest.mark.ros
 def test_nodes_on_sim_time_share_one_clock_subscription_and_each_spins_on_its_own():
     """The runner's graph: one /clock subscription sets every node's clock (the same time
     as before, at a fraction of the callbacks), and each node has an executor of its own,

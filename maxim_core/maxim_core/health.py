@@ -44,16 +44,21 @@ def fear_health(mode: str, reviews: int, blocked: int, memory_ready: bool, llm_r
 
 def agent_health(mode: str, thinking: bool, tool_process: str, sandbox_ok: bool,
                  sandbox_reason: str, llm_ready: bool, energy_remaining: float,
-                 counts: dict) -> Health:
-    """The mind. ERROR when its worker thread is gone; WARN when process tools are refused
-    (no kernel sandbox) or the model server is not there."""
-    values = {'mode': mode, 'thinking': str(thinking).lower(), 'tool_process': tool_process,
+                 counts: dict, state: str = 'active') -> Health:
+    """The mind. WARN while the node is not active (`state`: its lifecycle state; nothing
+    is wrong, it waits for the lifecycle manager); ERROR when an active mind's worker thread
+    is gone; WARN when process tools are refused (no kernel sandbox) or the model server is
+    not there."""
+    values = {'state': state, 'mode': mode, 'thinking': str(thinking).lower(),
+              'tool_process': tool_process,
               'sandbox_available': str(sandbox_ok).lower(),
               'llm': 'ready' if llm_ready else 'unavailable',
               'energy_remaining': f'{energy_remaining:.2f}'}
     values.update({k: str(v) for k, v in counts.items()})
     if not sandbox_ok:
         values['sandbox_reason'] = sandbox_reason
+    if state != 'active':
+        return Health(WARN, f'the mind is {state} (lifecycle)', values)
     if not thinking:
         return Health(ERROR, 'the mind is not running', values)
     if tool_process == 'bwrap' and not sandbox_ok:

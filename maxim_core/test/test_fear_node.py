@@ -93,6 +93,21 @@ def test_fear_node_reviews_calls():
                 break
             r = call(executor, client, 'move', {'pan': 0.1, 'tilt': 0.0}, 'kitchen')
         assert not r.allowed and r.layer == R.LAYER_NAC and 'NAc' in r.reason
+        # The NAc rule is settable at run time: a lower bar lets the same call through, in
+        # the mode's agent already built. The mode and the sandbox are read-only; a value
+        # out of range is refused with the reason.
+        result = fear.set_parameters([Parameter('nac.block_value', value=0.01)])[0]
+        assert result.successful, result.reason
+        assert fear.agent('active').config.nac_block_value == 0.01
+        r = call(executor, client, 'move', {'pan': 0.1, 'tilt': 0.0}, 'kitchen')
+        assert r.allowed, r.reason
+        for name, value, why in (('mode', 'singularity', 'read-only'),
+                                 ('sandbox.root', '/', 'read-only'),
+                                 ('nac.block_confidence', 1.5, 'range')):
+            result = fear.set_parameters([Parameter(name, value=value)])[0]
+            assert not result.successful and why in result.reason, (name, result.reason)
+        assert fear.config.mode == 'active' and fear.config.nac_block_confidence == 0.85
+        fear.set_parameters([Parameter('nac.block_value', value=0.1)])
         r = call(executor, client, 'move', {'pan': 0.1, 'tilt': 0.0}, 'hall')
         assert r.allowed
         # The NAc is asked under the key; the situation text is for the LLM layer only.

@@ -21,8 +21,8 @@ def _agent(ctx, tmp_path, **params):
     from maxim_core.nodes.agent_node import AgentNode
     values = {'workspace_root': str(tmp_path), 'idle.task_db_path': str(tmp_path / 't.db'),
               'idle.provenance_path': str(tmp_path / 'p.jsonl'), **params}
-    return AgentNode(context=ctx, parameter_overrides=[Parameter(k, value=v)
-                                                       for k, v in values.items()])
+    return AgentNode(context=ctx, autostart=True, parameter_overrides=[
+        Parameter(k, value=v) for k, v in values.items()])
 
 
 def test_idle_parameters_are_declared_with_the_core_defaults(ctx, tmp_path):
@@ -51,17 +51,22 @@ def test_idle_parameters_are_declared_with_the_core_defaults(ctx, tmp_path):
 
 
 def test_a_bad_idle_parameter_is_refused_by_name(ctx, tmp_path):
-    with pytest.raises(ValueError, match='output_mode'):
-        _agent(ctx, tmp_path, **{'idle.output_mode': 'poetry'})
+    """Configure fails (the node stays unconfigured), the reason names the parameter."""
+    node = _agent(ctx, tmp_path, **{'idle.output_mode': 'poetry'})
+    try:
+        assert node.mind is None and 'output_mode' in node.last_error
+    finally:
+        node.destroy_node()
 
 
 def test_idle_disabled_keeps_no_tasks(ctx, tmp_path):
+    from maxim_core.nodes.agent_services import submit_task
     from maxim_interfaces.srv import SubmitTask
     node = _agent(ctx, tmp_path, **{'idle.enabled': False})
     try:
         assert node.mind.tasks is None and node.mind.idle is None
-        response = node._on_submit_task(
-            SubmitTask.Request(op=SubmitTask.Request.OP_ADD), SubmitTask.Response())
+        response = submit_task(node.mind, SubmitTask.Request(op=SubmitTask.Request.OP_ADD),
+                               SubmitTask.Response())
         assert not response.accepted and 'idle.enabled is false' in response.error_msg
         assert not (tmp_path / 't.db').exists()
     finally:

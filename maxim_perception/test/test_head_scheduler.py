@@ -73,18 +73,23 @@ def test_the_period_must_be_positive():
 
 def test_the_control_loop_ticks_on_its_thread_and_stops():
     lock = threading.Lock()
-    ticks = []
-    loop = ControlLoop(TickSchedule(0.01, time.monotonic()), lambda dt, t: ticks.append(t),
-                       lock)
+    ticks, tickers = [], set()
+    three = threading.Event()
+
+    def tick(dt, t):
+        ticks.append(t)
+        tickers.add(threading.current_thread())
+        if len(ticks) >= 3:
+            three.set()
+
+    loop = ControlLoop(TickSchedule(0.01, time.monotonic()), tick, lock)
     loop.start()
-    deadline = time.monotonic() + 10.0
-    while len(ticks) < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    assert three.wait(timeout=10.0), ticks
     assert loop.stop(timeout_s=5.0)
     assert len(ticks) >= 3 and ticks == sorted(ticks)
-    n = len(ticks)
-    time.sleep(0.05)
-    assert len(ticks) == n                           # stopped: no more ticks
+    # Stopped: the one thread that ticked has ended, so no tick can come after this.
+    [ticker] = tickers
+    assert ticker is not threading.current_thread() and not ticker.is_alive()
     assert loop.stop()                               # idempotent
 
 

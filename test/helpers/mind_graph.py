@@ -58,11 +58,16 @@ class Graph:
                 step()
             assert llm.last_error == '', llm.last_error
             self._add(llm)
-            self.agent = self._add(AgentNode(context=self.ctx, parameter_overrides=params({
-                'workspace_root': str(self.workspace), 'tools.active': list(tools),
-                'deliberation.max_cycles': 1, 'deliberation.llm_timeout_s': 60.0,
-                'idle.enabled': False, 'idle.task_db_path': str(tmp_path / 'tasks.db'),
-                **(agent_params or {})})))
+            self.agent = self._add(AgentNode(context=self.ctx, autostart=True,
+                                             parameter_overrides=params({
+                                                 'workspace_root': str(self.workspace),
+                                                 'tools.active': list(tools),
+                                                 'deliberation.max_cycles': 1,
+                                                 'deliberation.llm_timeout_s': 60.0,
+                                                 'idle.enabled': False,
+                                                 'idle.task_db_path': str(tmp_path / 'tasks.db'),
+                                                 **(agent_params or {})})))
+            assert self.agent.mind is not None, self.agent.last_error
             self.probe = self._add(rclpy.create_node('probe', context=self.ctx))
         except BaseException:
             self.close()

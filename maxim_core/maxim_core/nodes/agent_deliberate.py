@@ -4,7 +4,7 @@ A goal's execute callback holds an executor thread while the Mind thinks, and th
 of that thinking need another thread to take their replies. Goals that waited for each other
 would hold every thread and starve those replies, so one goal runs at a time and another is
 answered busy at once; a goal may not ask more cycles than the node allows, so each ends
-within its cycles' model timeouts.
+within its cycles' model timeouts. A goal while the agent is not active is refused at once.
 """
 
 import threading
@@ -18,10 +18,11 @@ from maxim_interfaces.msg import Thought
 
 
 class DeliberateServer:
-    """agent/deliberate (Deliberate) on `node`, thinking with `mind`."""
+    """agent/deliberate (Deliberate) on `node`, thinking with `live(what)`: the Mind while
+    the node is active, else None. `max_cycles` may be changed while it serves."""
 
-    def __init__(self, node, mind, max_cycles: int, callback_group=None):
-        self.mind, self.max_cycles = mind, max_cycles
+    def __init__(self, node, live, max_cycles: int, callback_group=None):
+        self.live, self.max_cycles = live, max_cycles
         self._one_goal = threading.Lock()
         self._server = ActionServer(node, Deliberate, 'agent/deliberate', self._execute,
                                     cancel_callback=lambda _g: CancelResponse.ACCEPT,
@@ -32,7 +33,11 @@ class DeliberateServer:
 
     def _execute(self, handle):
         goal, result = handle.request, Deliberate.Result()
-        if goal.max_cycles > self.max_cycles:
+        mind = self.live('Deliberate goal')
+        if mind is None:
+            result.status = Deliberate.Result.STATUS_INVALID_REQUEST
+            result.status_msg = 'the agent is not active (lifecycle): no goal is taken'
+        elif goal.max_cycles > self.max_cycles:
             result.status = Deliberate.Result.STATUS_INVALID_REQUEST
             result.status_msg = (f'max_cycles {goal.max_cycles} is more than a goal may ask '
                                  f'({self.max_cycles}, deliberation.goal_max_cycles)')
@@ -41,13 +46,13 @@ class DeliberateServer:
             result.status_msg = 'the agent is busy with another Deliberate goal'
         else:
             try:
-                return self._deliberate(handle, goal, result)
+                return self._deliberate(mind, handle, goal, result)
             finally:
                 self._one_goal.release()
         handle.abort()
         return result
 
-    def _deliberate(self, handle, goal, result):
+    def _deliberate(self, mind, handle, goal, result):
         feedback = []
 
         def on_thought(t):
@@ -55,21 +60,21 @@ class DeliberateServer:
             feedback.append(msg)
             handle.publish_feedback(Deliberate.Feedback(thought=msg))
             if handle.is_cancel_requested:
-                self.mind.cancel()
+                mind.cancel()
 
         kwargs = dict(goal=goal.goal or None, force=goal.force, on_thought=on_thought,
-                      max_cycles=goal.max_cycles, timeout_s=self.mind.config.deliberation
+                      max_cycles=goal.max_cycles, timeout_s=mind.config.deliberation
                       .llm_timeout_s)
         try:
             percept = conv.msg_to_percept(goal.percept)
             if goal.execute:
-                step = self.mind.step(percept, **kwargs)
+                step = mind.step(percept, **kwargs)
                 res = step.deliberation if step else None
                 if step is not None and step.loop.run is not None:
                     conv.run_to_result(step.loop.run, result.tool_result,
                                        res.deliberation_id if res else '')
             else:
-                res = self.mind.deliberate(percept, **kwargs)
+                res = mind.deliberate(percept, **kwargs)
         except LLMError as exc:
             result.status, result.status_msg = Deliberate.Result.STATUS_MODEL_ERROR, str(exc)
             handle.abort()

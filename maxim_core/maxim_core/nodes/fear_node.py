@@ -1,13 +1,13 @@
 """The fear node: serves fear/review_action with the FearAgent (fear/agent.py)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import json
 import threading
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 
 from maxim_common.diagnostics import Diagnostics
 from maxim_common.futures import wait_for_future
@@ -19,6 +19,9 @@ from maxim_core.nodes.clients import GenerateBackend
 from maxim_interfaces.srv import PredictOutcome, ReviewAction
 
 MODES = ('passive', 'active', 'singularity', 'sim')
+# Parameters settable at run time -> their FearNodeConfig field; every review reads them afresh.
+RUNTIME = {'nac.block_value': 'nac_block_value', 'nac.block_confidence': 'nac_block_confidence',
+           'nac.timeout_s': 'nac_timeout_s'}
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,8 @@ class FearNode(Node):
     The NAc layer asks memory for a prediction under the request's `context_key` (the key
     memory learned the tool's outcomes under); the `context` text goes to the LLM layer only.
 
-    Parameters:
+    Parameters (read-only: they build the agents and the model client; settable at run
+    time, `ros2 param set /fear nac.block_value 0.2`: the nac.* ones):
         mode (string): passive | active | singularity | sim; the default review mode (a
             request's own `mode` field overrides it when set).
         sandbox.root (string): the workspace; writes outside it are blocked ('' = only
@@ -88,7 +92,7 @@ class FearNode(Node):
         p = self.declare_parameter
         cfg = FearNodeConfig(
             mode=p('mode', 'passive', ParameterDescriptor(
-                description='Default review mode: ' + ', '.join(MODES))).value,
+                description='Default review mode: ' + ', '.join(MODES), read_only=True)).value,
             sandbox_root=p('sandbox.root', '', ParameterDescriptor(
                 description='Workspace folder; writes outside it are blocked',
                 read_only=True)).value,
@@ -100,7 +104,7 @@ class FearNode(Node):
                 description='Ask the LLM about ambiguous calls', read_only=True)).value,
             llm_timeout_s=p('llm_review.timeout_s', 10.0, ParameterDescriptor(
                 description='Bound on the LLM review (s); past it: blocked',
-                floating_point_range=[positive])).value,
+                floating_point_range=[positive], read_only=True)).value,
             nac_block_value=p('nac.block_value', 0.1, ParameterDescriptor(
                 description='Block when the predicted value is below this',
                 floating_point_range=[unit])).value,
@@ -123,6 +127,8 @@ class FearNode(Node):
         self._agents: dict[str, FearAgent] = {}
         self._lock = threading.Lock()
         self.agent(cfg.mode)
+        self.add_on_set_parameters_callback(self._check_params)
+        self.add_post_set_parameters_callback(self._apply_params)
         self.create_service(ReviewAction, 'fear/review_action', self._on_review,
                             callback_group=MutuallyExclusiveCallbackGroup())
         self.reviews = self.blocked = 0
@@ -147,6 +153,31 @@ class FearNode(Node):
                                nac_block_confidence=c.nac_block_confidence),
                     backend=self._backend, predict=self._predict_outcome)
             return self._agents[mode]
+
+    def _check_params(self, params) -> SetParametersResult:
+        """The NAc rule's values as the core checks them (the descriptors have checked the
+        types, ranges and read-only)."""
+        c = replace(self.config, **{RUNTIME[p.name]: p.value for p in params
+                                    if p.name in RUNTIME})
+        try:
+            FearConfig(nac_block_value=c.nac_block_value,
+                       nac_block_confidence=c.nac_block_confidence)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _apply_params(self, params) -> None:
+        """Swap the new values in, each config whole: a review under way reads the old one
+        or the new one; agents built later take them from `self.config`."""
+        changes = {RUNTIME[p.name]: p.value for p in params if p.name in RUNTIME}
+        if not changes:
+            return
+        with self._lock:
+            self.config = replace(self.config, **changes)
+            rule = {k: v for k, v in changes.items() if k != 'nac_timeout_s'}
+            for agent in self._agents.values():
+                agent.config = replace(agent.config, **rule)
+        self.get_logger().info('set ' + ', '.join(f'{p.name}={p.value}' for p in params))
 
     def _predict_outcome(self, tool: str, context: str) -> tuple[float, float] | None:
         if not self._predict.service_is_ready():

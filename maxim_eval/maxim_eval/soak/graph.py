@@ -139,8 +139,11 @@ class IdleGraph:
             values = {'workspace_root': workdir, 'idle.task_db_path': self.task_db_path,
                       'idle.provenance_path': self.provenance_path,
                       'deliberation.max_cycles': 1, **(agent_params or {})}
-            self.agent = AgentNode(context=self.ctx, parameter_overrides=params(values))
+            self.agent = AgentNode(context=self.ctx, autostart=True,
+                                   parameter_overrides=params(values))
             self.nodes.append(self.agent)
+            if self.agent.mind is None:
+                raise GraphError(f'the agent did not configure: {self.agent.last_error}')
             self.probe = Node('idle_probe', context=self.ctx)
             self.nodes.append(self.probe)
         except Exception:
