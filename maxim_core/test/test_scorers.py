@@ -158,3 +158,22 @@ def test_the_mind_asks_memory_for_the_similarity_term_and_goes_on_without_it():
             assert mind.deliberator.chooser.relate('x', ['a', 'b']) is None
         finally:
             mind.close()
+
+
+def test_the_standing_goal_and_the_words_said_to_the_robot_are_terms_of_their_own():
+    """'goal' counts the goal's words and any heard; a name heard in chatter is no ask, and
+    a standing goal that names nothing asks for no act."""
+    from maxim_core.deliberation.choice import Candidate
+    chatter = Grounding(goal='Watch the room quietly.', heard='Yuki: "Olu, did you see it?"',
+                        people=['yuki', 'olu'], someone_there=True, addressed=False)
+    c = Candidate('track_target', {'target_label': 'yuki'}, 'track target yuki')
+    f = scorers.features(c, scorers.Moment(chatter, [c]))
+    assert f['goal'] == 1.0 and f['said_to'] == 0.0 and f['goal_words'] == 0.0
+    asked = Grounding(goal='Pass the gate.', heard='The user says: "Look at Yuki."',
+                      people=['yuki'], someone_there=True, addressed=True)
+    f = scorers.features(c, scorers.Moment(asked, [c]))
+    assert f['said_to'] == 1.0 and f['goal_words'] == 0.0
+    gate = Candidate('open_door', {}, 'open door')
+    f = scorers.features(gate, scorers.Moment(
+        Grounding(goal='Pass the gate.', entities=['door'], aliases={'gate': 'door'}), [gate]))
+    assert f['goal_words'] == 1.0

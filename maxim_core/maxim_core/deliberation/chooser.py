@@ -87,7 +87,8 @@ class Chooser:
                     c.held = 'avoid'
                 if f['hurt']:
                     asked_for[c.tool] = max(asked_for.get(c.tool, 0.0),
-                                            W.part(f, ('goal', 'avoid', 'prior')))
+                                            W.part(f, ('goal', 'goal_words', 'said_to',
+                                                       'avoid', 'prior')))
                     c.held = 'hurt'
             c.features = f
         # Asked for what hurt before: the same kind of act done another way is what can be
@@ -96,7 +97,7 @@ class Chooser:
         for c in cands:
             f = c.features
             if c.tool in asked_for and not f.get('hurt'):
-                own = W.part(f, ('goal', 'avoid', 'prior'))
+                own = W.part(f, ('goal', 'goal_words', 'said_to', 'avoid', 'prior'))
                 f['redirect'] = max(0.0, asked_for[c.tool] - own)
             self._total(c, W)
 
@@ -109,8 +110,8 @@ class Chooser:
             c.need = W.part(f, ('settled',))
             return
         c.value = W.part(f, ('value',))
-        c.goal = W.part(f, ('goal', 'avoid', 'prior', 'hurt', 'answer', 'redirect',
-                            'similarity'))
+        c.goal = W.part(f, ('goal', 'goal_words', 'said_to', 'avoid', 'prior', 'hurt',
+                            'answer', 'redirect', 'similarity'))
         c.need = W.part(f, ('obstacle', 'resume', 'restore', 'frontier'))
         c.memory = W.part(f, ('memory_tool', 'memory_link'))
         c.intent = W.part(f, ('intent',))

@@ -51,6 +51,14 @@ class Moment:
         for word, thing in g.aliases.items():
             if {ch._stem(w) for w in ch.content_words(word)} & self.goal_stems:
                 self.goal_stems |= {ch._stem(w) for w in ch.content_words(thing)}
+        # The standing goal's words alone, and the words said to the robot: 'goal' counts
+        # both, and a standing goal ("watch the room") or a name heard in chatter is no ask.
+        self.goal_only = {ch._stem(w) for w in ch.content_words(g.goal)}
+        for word, thing in g.aliases.items():
+            if {ch._stem(w) for w in ch.content_words(word)} & self.goal_only:
+                self.goal_only |= {ch._stem(w) for w in ch.content_words(thing)}
+        self.said_to = {ch._stem(w) for w in ch.content_words(ch.said_words(g.heard))} \
+            if g.addressed else set()
         self.asked = self.goal_stems | {ch._stem(w) for w in ch.content_words(
             f'{g.scene} {"" if g.from_tool else g.percept}')}
         self.avoid = ch.avoided(f'{g.goal}. {g.heard}')
@@ -199,6 +207,16 @@ def value(c, m: Moment) -> float:
 def goal(c, m: Moment) -> float:
     """Words of the goal and of what a person said that the act's phrase shares (<= 2)."""
     return 0.0 if moot_goal(c, m) else float(min(2, len(_words(c) & m.goal_stems)))
+
+
+def goal_words(c, m: Moment) -> float:
+    """Words of the standing goal alone that the act's phrase shares (<= 2)."""
+    return 0.0 if moot_goal(c, m) else float(min(2, len(_words(c) & m.goal_only)))
+
+
+def said_to(c, m: Moment) -> float:
+    """Words said to the robot (not overheard) that the act's phrase shares (<= 2)."""
+    return float(min(2, len(_words(c) & m.said_to))) if 'speech' not in c.sources else 0.0
 
 
 def avoid(c, m: Moment) -> float:
@@ -417,7 +435,8 @@ def wait_heard(c, m: Moment) -> float:
 
 
 ACT_SCORERS: dict[str, Callable] = {
-    'relevance': relevance, 'value': value, 'goal': goal, 'avoid': avoid,
+    'relevance': relevance, 'value': value, 'goal': goal, 'goal_words': goal_words,
+    'said_to': said_to, 'avoid': avoid,
     'hurt': hurt,
     'obstacle': obstacle, 'memory_tool': memory_tool, 'memory_link': memory_link,
     'resume': resume, 'moot': moot, 'restore': restore, 'frontier': frontier,
