@@ -163,7 +163,8 @@ def test_the_real_model_under_the_grammar_names_no_unknown_tool(tmp_path):
     # proves nothing, so passes go on, within a budget, until `runs` deliberations decided.
     steps = 0
     try:
-        registered = set(g.agent.mind.tools.registry.names())
+        mind = g.agent.mind           # the lifecycle node lets it go when the graph closes
+        registered = set(mind.tools.registry.names())
         while len(deliberated()) < runs and steps < 3 * runs:
             before = told()
             g.step(asks[steps % len(asks)], [SHELF] if steps % 2 else [])
@@ -181,4 +182,4 @@ def test_the_real_model_under_the_grammar_names_no_unknown_tool(tmp_path):
           f'({", ".join(named) or "none"}), {len(g.results)} tool calls, '
           f'{len(unknown)} unknown names')
     assert len(deliberated()) >= runs, [(t.kind, t.status_msg) for t in thoughts]
-    assert unknown == [] and g.agent.mind.act.unknown_tool_calls == 0
+    assert unknown == [] and mind.act.unknown_tool_calls == 0

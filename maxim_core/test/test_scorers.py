@@ -177,3 +177,13 @@ def test_the_standing_goal_and_the_words_said_to_the_robot_are_terms_of_their_ow
     f = scorers.features(gate, scorers.Moment(
         Grounding(goal='Pass the gate.', entities=['door'], aliases={'gate': 'door'}), [gate]))
     assert f['goal_words'] == 1.0
+
+
+def test_a_word_the_goal_lends_an_argument_is_no_sign_the_act_serves_it():
+    from maxim_core.deliberation.choice import Candidate
+    g = Grounding(goal='Watch the room quietly.', objects=['red cone'])
+    recall = Candidate('memory_recall', {'query': 'room'}, 'memory recall room')
+    assert scorers.features(recall, scorers.Moment(g, [recall]))['goal_words'] == 0.0
+    watch = Grounding(goal='Watch the red cone.', objects=['red cone'])
+    track = Candidate('track_target', {'target_label': 'red cone'}, 'track target red cone')
+    assert scorers.features(track, scorers.Moment(watch, [track]))['goal_words'] == 2.0

@@ -210,8 +210,16 @@ def goal(c, m: Moment) -> float:
 
 
 def goal_words(c, m: Moment) -> float:
-    """Words of the standing goal alone that the act's phrase shares (<= 2)."""
-    return 0.0 if moot_goal(c, m) else float(min(2, len(_words(c) & m.goal_only)))
+    """Words of the standing goal alone that the act shares (<= 2): its tool's words and
+    the things it acts on. A word the goal lends an argument is no sign the act serves it
+    ("memory recall room" for "watch the room")."""
+    if moot_goal(c, m):
+        return 0.0
+    words = {ch._stem(w) for w in ch.content_words(ch._words(c.tool or ''))}
+    for v in c.args.values():
+        if isinstance(v, str) and v.strip().lower() in m.things:
+            words |= {ch._stem(w) for w in ch.content_words(v)}
+    return float(min(2, len(words & m.goal_only)))
 
 
 def said_to(c, m: Moment) -> float:
