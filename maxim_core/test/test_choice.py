@@ -1467,3 +1467,9 @@ def test_an_act_that_set_no_state_of_its_thing_opens_no_next_step_on_it():
                                             result='The lock clicks: the door is unlocked.')])
     assert _weighed([Candidate('open_door', {}, 'open door')],
                     unlocked)['open door'].features['frontier'] == 1.0
+
+
+def test_a_noun_phrase_ends_with_its_sentence():
+    from maxim_core.deliberation.choice import noun_phrases
+    said = noun_phrases('Beside the courtyard exit. Nobody else is around.')
+    assert said == ['courtyard exit', 'exit']

@@ -174,3 +174,13 @@ def test_a_state_word_counts_in_another_inflection_and_not_when_denied():
     assert door == {'open': False, 'locked': False}
     assert initial_sensors(comps['door'], "the gate won't open")['open'] is False
     assert initial_sensors(comps['door'], 'an open door')['open'] is True
+
+
+def test_sense_entity_reads_a_thing_of_the_scene_never_a_word_of_the_moment():
+    from maxim_core.deliberation.choice import CandidateBuilder, Grounding
+    from maxim_eval.scenario.narrative import SenseEntityTool
+    g = Grounding(percept='The guard is perceived by a person.', entities=['guard'],
+                  recalled=['A person raises the alarm.'])
+    args = [c.args['entity'] for c in CandidateBuilder().build([SenseEntityTool(None)], g)
+            if c.tool == 'sense_entity']
+    assert args == ['guard']

@@ -458,8 +458,8 @@ def noun_phrases(text: str, max_words: int = 4, known: Sequence[str] = ()) -> li
                     break
                 run.append(w)
                 j += 1
-                if w in ends:
-                    break
+                if w in ends or tokens[j - 1].endswith('.'):
+                    break              # a known name ends it, and so does a sentence's end
             for phrase in (' '.join(run), run[-1] if run else ''):
                 if len(phrase) >= 3 and phrase not in out:
                     out.append(phrase)

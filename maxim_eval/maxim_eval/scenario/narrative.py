@@ -346,7 +346,8 @@ class SenseEntityTool(Tool):
     name = 'sense_entity'
     description = 'Read the sensor state of one entity.'
     input_schema = {'type': 'object', 'properties': {
-        'entity': {'type': 'string', 'minLength': 1, 'maxLength': 64}}, 'required': ['entity']}
+        'entity': {'type': 'string', 'minLength': 1, 'maxLength': 64,
+                   GROUNDING_KEY: 'names'}}, 'required': ['entity']}
     introspection = True
     category = 'narrative'
     in_process = SIM_IN_PROCESS
