@@ -7,8 +7,6 @@ The model is scripted (the same script on both sides); the calls are recorded on
 class itself, so what is compared is what each runner asked of the one Mind.
 """
 
-import time
-
 import pytest
 
 from helpers.mind_graph import decision, Graph
@@ -44,7 +42,8 @@ def through_the_agent_node(tmp_path, monkeypatch) -> list:
     try:
         g.say(LINE)
         g.until(lambda: len(calls) >= 2 and calls[-1][3] is None, 'the turn to end')
-        time.sleep(1.0)                  # nothing more comes: the turn has ended
+        mind = g.agent.mind              # the turn has ended: no pass runs, nothing waits
+        g.until(lambda: not mind.busy() and not mind.runtime.waiting(), 'the runtime to rest')
     finally:
         g.close()
     return list(calls)
