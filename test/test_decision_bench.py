@@ -106,3 +106,29 @@ def test_on_the_real_model_the_fitted_chooser_beats_the_hand_weights_on_test(tmp
             chosen = run.pick(it, lambda c: sum(w.get(k, 0.0) * v
                                                 for k, v in c['features'].items()))
             assert chosen['label'] != 'wrong', (it['id'], chosen['phrase'])
+
+
+def test_the_models_scores_are_kept_and_reused_and_only_the_rest_is_asked(tmp_path):
+    """A run keeps every score the model gave; a later run answers those from the file, opens
+    the model only for what the file lacks, and gives the same numbers either way."""
+    from maxim_core.llm.backend import ScriptedBackend
+    from score_cache import CachedBackend, load_scores
+    opened = []
+
+    def model():
+        opened.append(1)
+        return ScriptedBackend([], scorer=lambda prompt, cont: -float(len(prompt + cont)))
+    first = CachedBackend(model)
+    a = first.score('Then I', [' open door.', ' knock door.'])
+    first.save(tmp_path / 'run.scores.json')
+    assert opened == [1] and first.misses == 2
+    again = CachedBackend(model, load_scores(tmp_path / 'run.scores.json'))
+    b = again.score('Then I', [' open door.', ' knock door.'])
+    assert (b.logprobs, b.token_counts) == (a.logprobs, a.token_counts)
+    assert opened == [1] and again.hits == 2 and again.misses == 0
+    c = again.score('Then I', [' open door.', ' wait.'])       # one new: the model is asked
+    assert opened == [1, 1] and again.misses == 2
+    assert c.logprobs == [a.logprobs[0], -float(len('Then I wait.'))]
+    (tmp_path / 'bad.scores.json').write_text('[1, 2')
+    with pytest.raises(ValueError, match='not a score file'):
+        load_scores(tmp_path / 'bad.scores.json')

@@ -205,6 +205,16 @@ def scene_tool(verb: str, thing: str, params: dict | None = None, desc: str = ''
 ROBOT = [track(), move(), recall(), respond(), predict()]
 
 
+def unlock_box(c: str) -> dict:
+    return scene_tool('unlock', c, desc=f'Unlock the {c} with a key you hold.')
+
+
+def unlock_door(d: str) -> dict:
+    """A door's lock, told as the scene worlds tell it: a code, or a key."""
+    return scene_tool('unlock', d, {'code': 'the code or password'},
+                      f'Unlock the {d} with a code or password (or a key you hold).', 'code')
+
+
 def act(tool, **args) -> dict:
     return {'tool': tool, 'args': args}
 
@@ -335,7 +345,7 @@ class Maker:
         teller = self.pick('tellers')
         kind = self.rng.choice(['code', 'key', 'note'])
         tools = [recall(), respond(), scene_tool('open', d),
-                 scene_tool('unlock', d, {'code': 'the code or password'}, secret='code'),
+                 unlock_door(d),
                  scene_tool('knock', d)]
         goal = f'Get through the {d}.'
         recent = [{'tool': f'open_{d}', 'args': {}, 'success': False,
@@ -355,7 +365,7 @@ class Maker:
         if kind == 'key':
             tools = [recall(), scene_tool('open', d), scene_tool('take', 'key'),
                      scene_tool('knock', d),
-                     scene_tool('unlock', d, {'code': 'the code or password'}, secret='code')]
+                     unlock_door(d)]
             recent = [{'tool': f'unlock_{d}', 'args': {'code': d}, 'success': False,
                        'result': f'you need a key to unlock the {d}'}]
             percept = f'A locked {d}. A key lies on the floor.'
@@ -416,12 +426,18 @@ class Maker:
 
     def goal(self) -> dict:
         """A standing goal and a scene told by the world (nobody speaks to the robot): the
-        act that advances the goal, or waiting once it is met."""
-        kind = self.rng.choice(['closed', 'sleeper', 'code', 'key', 'done', 'unlocked',
-                                'key_held'])
+        act that advances the goal, or waiting once it is met. Half the time the scene comes
+        as a narrator's words, as the text worlds tell it: heard, said to no one."""
+        s = self._goal(self.rng.choice(['closed', 'sleeper', 'code', 'key', 'done',
+                                        'unlocked', 'key_held', 'opened']))
+        if self.rng.random() < 0.5:
+            s.update(heard=s['scene'] or s['percept'], someone_there=True, addressed=False)
+        return s
+
+    def _goal(self, kind: str) -> dict:
         d = self.pick('doors')
         door_tools = [recall(), scene_tool('open', d), scene_tool('knock', d),
-                      scene_tool('unlock', d, {'code': 'the code or password'}, secret='code')]
+                      unlock_door(d)]
         if kind == 'closed':
             percept = self.phrase('goal_closed').format(d=d)
             return self.base('goal', percept=percept, scene=percept, entities=[d],
@@ -452,7 +468,7 @@ class Maker:
             c = self.pick('containers')
             percept = self.phrase('goal_chest').format(c=c)
             tools = [recall(), scene_tool('take', 'key'), scene_tool('open', c),
-                     scene_tool('unlock', c), scene_tool('take_from', c)]
+                     unlock_box(c), scene_tool('take_from', c)]
             return self.base('goal', percept=percept, scene=percept, entities=[c, 'key'],
                              goal=self.phrase('goal_take').format(c=c), tools=tools,
                              right=[act('take_key')],
@@ -473,7 +489,7 @@ class Maker:
             c = self.pick('containers')
             percept = self.phrase('goal_chest').format(c=c)
             tools = [recall(), scene_tool('take', 'key'), scene_tool('open', c),
-                     scene_tool('unlock', c), scene_tool('take_from', c)]
+                     unlock_box(c), scene_tool('take_from', c)]
             recent = [{'tool': f'open_{c}', 'args': {}, 'success': False,
                        'result': f'cannot open the {c}: its locked is True', 'entity': c,
                        'state': {'locked': True, 'open': False}},
@@ -484,6 +500,26 @@ class Maker:
                              recent=recent, acts_since_news=2, from_tool=True,
                              right=[act(f'unlock_{c}')],
                              wrong=[act('take_key'), act(f'take_from_{c}'), WAIT])
+        if kind == 'opened':
+            # The last step of a chain: the box is unlocked and open; what the goal wants
+            # of it is left (the robot stopped there, live).
+            c = self.pick('containers')
+            percept = self.phrase('goal_chest').format(c=c)
+            tools = [recall(), scene_tool('take', 'key'), scene_tool('open', c),
+                     unlock_box(c), scene_tool('take_from', c)]
+            recent = [{'tool': 'take_key', 'args': {}, 'success': True,
+                       'result': 'You pocket the key.'},
+                      {'tool': f'unlock_{c}', 'args': {}, 'success': True,
+                       'result': f'The key turns: the {c} is unlocked.', 'entity': c,
+                       'state': {'locked': False, 'open': False}},
+                      {'tool': f'open_{c}', 'args': {}, 'success': True,
+                       'result': 'The lid creaks open.', 'entity': c,
+                       'state': {'locked': False, 'open': True}}]
+            return self.base('goal', percept=percept, scene=percept, entities=[c, 'key'],
+                             goal=self.phrase('goal_take').format(c=c), tools=tools,
+                             recent=recent, acts_since_news=3, from_tool=True,
+                             right=[act(f'take_from_{c}')],
+                             wrong=[act(f'open_{c}'), act(f'unlock_{c}'), WAIT])
         percept = self.phrase('goal_done').format(d=d)
         recent = [{'tool': f'open_{d}', 'args': {}, 'success': True,
                    'result': f'The {d} swings open.', 'entity': d,
@@ -525,9 +561,10 @@ def generate(per_family: int = 36, seed: int = 7) -> list[dict]:
     """`per_family` situations of each family in each split (dev, test), ids stable."""
     out = []
     for split in ('dev', 'test'):
-        rng = random.Random(f'{seed}-{split}')
-        maker = Maker(split, rng)
         for fam, make in FAMILIES.items():
+            # A family's own random stream: a change to one family leaves the others' moments
+            # as they were (and the model's scores of them reusable, score_cache.py).
+            maker = Maker(split, random.Random(f'{seed}-{split}-{fam}'))
             seen = set()
             tries = 0
             n = 0

@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 
 import fit as fitting  # noqa: E402
 import generate  # noqa: E402
+from score_cache import CachedBackend, load_scores  # noqa: E402
 
 from maxim_core.deliberation import scorers  # noqa: E402
 from maxim_core.fear.patterns import call_danger as danger_of  # noqa: E402
@@ -332,6 +333,9 @@ def main(argv=None) -> int:
     ap.add_argument('--fit', action='store_true',
                     help='write the refit weights to deliberation/weights.json')
     ap.add_argument('--features', default='', help='reuse a run JSON instead of the model')
+    ap.add_argument('--scores', default='',
+                    help="an earlier run's .scores.json: reuse the model's scores it holds, "
+                         'ask the model only for the rest (score_cache.py)')
     ap.add_argument('--out', default='')
     a = ap.parse_args(argv)
     generate.check_disjoint()
@@ -347,8 +351,9 @@ def main(argv=None) -> int:
         from maxim_core.llm.model import resolve_model
         path = resolve_model(a.model)
         model_name = Path(path).name
+        backend = CachedBackend(lambda: LlamaCppBackend(path, n_ctx=2048),
+                                load_scores(Path(a.scores)) if a.scores else None)
         print(f'{len(situations)} situations on {model_name}', flush=True)
-        backend = LlamaCppBackend(path, n_ctx=2048)
         try:
             stance = stance_examples(situations, Chooser(backend, ChoiceConfig(),
                                                          stance=Stance()))
@@ -357,11 +362,14 @@ def main(argv=None) -> int:
             items = featurise(situations, backend, sentence_relate(), stance)
         finally:
             backend.close()
+        print(f'scores: {backend.hits} reused, {backend.misses} from the model', flush=True)
     weights_file = scorers.WEIGHTS_FILE
     report = evaluate(items, weights_file)
     run = {'benchmark': 'decisions', 'commit': commit(), 'model': model_name,
            'seed': a.seed, 'per_family': per, 'data_hash': data_hash(situations),
-           'time': time.strftime('%Y-%m-%dT%H:%M:%S'), **report,
+           'time': time.strftime('%Y-%m-%dT%H:%M:%S'),
+           'scores_from': Path(a.scores).name if a.scores else None,
+           **report,
            'stance': {'asked': list(stance.asked), 'dismissed': list(stance.dismissed)},
            'items': items}
     print(table(report))
@@ -378,13 +386,16 @@ def main(argv=None) -> int:
     out = Path(a.out) if a.out else \
         RESULTS / f'decisions-{stem}-{time.strftime("%Y%m%d-%H%M%S")}.json'
     out.write_text(json.dumps(run, separators=(',', ':')) + '\n')
+    if not a.features:
+        backend.save(out.with_name(out.stem + '.scores.json'))
     print(f'results -> {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}')
     if a.fit:
         prov = {'commit': run['commit'], 'model': model_name, 'data_hash': run['data_hash'],
                 'seed': a.seed, 'per_family': per, 'fit': report['fit'],
                 'dev_top1': report['dev']['refit']['overall']['top1'],
                 'test_top1': report['test']['refit']['overall']['top1'],
-                'results': out.name, 'refit_by': './maxim bench decisions --fit'}
+                'results': out.name, 'refit_by': './maxim bench decisions --fit',
+                'scores_from': run['scores_from']}
         scorers.Weights(report['weights_refit'], 'fitted', prov).save(weights_file)
         print(f'weights -> {weights_file.relative_to(ROOT)}')
         if stance.ready:

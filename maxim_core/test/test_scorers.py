@@ -187,3 +187,35 @@ def test_a_word_the_goal_lends_an_argument_is_no_sign_the_act_serves_it():
     watch = Grounding(goal='Watch the red cone.', objects=['red cone'])
     track = Candidate('track_target', {'target_label': 'red cone'}, 'track target red cone')
     assert scorers.features(track, scorers.Moment(watch, [track]))['goal_words'] == 2.0
+
+
+def test_a_thing_another_tools_description_works_with_is_the_means_to_the_goal():
+    """"Unlock the chest with a key you hold": with the chest the goal's, taking the key is
+    the means; not once it was taken, and not when the goal names nothing the tool acts on."""
+    from maxim_core.deliberation.choice import Candidate, RecentAct
+    described = {'take_key': 'Pick up the key.', 'open_chest': 'Open the chest.',
+                 'unlock_chest': 'Unlock the chest with a key you hold.'}
+    cands = [Candidate('take_key', {}, 'take key'), Candidate('open_chest', {}, 'open chest'),
+             Candidate('unlock_chest', {}, 'unlock chest')]
+    g = Grounding(goal='Empty the trunk.', entities=['chest', 'key'],
+                  aliases={'trunk': 'chest'}, described=described)
+    m = scorers.Moment(g, cands)
+    assert [scorers.features(c, m)['means'] for c in cands] == [1.0, 0.0, 0.0]
+    taken = Grounding(goal='Empty the trunk.', entities=['chest', 'key'],
+                      aliases={'trunk': 'chest'}, described=described,
+                      recent=[RecentAct('take_key', {}, True, 'You pocket the key.')])
+    assert scorers.features(cands[0], scorers.Moment(taken, cands))['means'] == 0.0
+    elsewhere = Grounding(goal='Watch the room quietly.', entities=['chest', 'key'],
+                          described=described)
+    assert scorers.features(cands[0], scorers.Moment(elsewhere, cands))['means'] == 0.0
+
+
+def test_the_chooser_tells_the_moment_what_each_tool_says_of_itself():
+    backend = ScriptedBackend([], scorer=lambda prompt, cont: -float(len(cont)))
+    chooser = Chooser(backend, ChoiceConfig(), weights=scorers.Weights.hand(ChoiceConfig()))
+    g = Grounding(entities=['chest'])
+    unlock = ToolSpec('unlock_chest', 'Unlock the chest with a key you hold.',
+                      {'type': 'object', 'properties': {}})
+    cands = chooser.candidates([unlock], g)
+    assert [c.tool for c in cands] == ['unlock_chest', None]
+    assert g.described == {'unlock_chest': 'Unlock the chest with a key you hold.'}

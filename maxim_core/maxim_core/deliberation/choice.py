@@ -573,6 +573,9 @@ class Grounding:
     # The word the scene used for a thing the world names otherwise ("gate" for the door it
     # is, "soldier" for the guard): a goal or a person's words that use it mean the thing.
     aliases: Mapping[str, str] = field(default_factory=dict)   # word -> a name of names()
+    # What each active tool says of itself (name -> description): "Unlock the chest with a
+    # key you hold" tells that the key is a means to the chest (`scorers.means`).
+    described: Mapping[str, str] = field(default_factory=dict)
 
     def names(self) -> list[str]:
         out, seen = [], set()

@@ -10,6 +10,7 @@ from maxim_core.deliberation.choice import (_stem, Candidate, CandidateBuilder, 
                                             is_template, memory_content, NEUTRAL_PREFIX,
                                             said_words, same_words, SAY_GRAMMAR)
 from maxim_core.prompt.diary import Diary, own_words
+from maxim_core.prompt.tools import as_tool_spec
 
 
 class Chooser:
@@ -124,6 +125,7 @@ class Chooser:
         from the model's cache between the thought and the decision."""
         self._rank_memory_terms(g)
         self._relate_lines(g)
+        g.described = {spec.name: spec.description or '' for spec in map(as_tool_spec, tools)}
         cands = self.builder.build(tools, g)
         wait = [c for c in cands if c.tool is None]
         acts = [c for c in cands if c.tool is not None]

@@ -154,6 +154,16 @@ class Moment:
             sims = self.relate(g.heard, [c.phrase for c in acts]) if acts else None
             for c, s in zip(acts, sims or ()):
                 self.similarity[id(c)] = float(s)
+        # The means: a thing another tool's description names as what it works with ("Unlock
+        # the chest with a key you hold"), when that tool acts on a thing the goal names.
+        self.means: set[str] = set()
+        for tool, text in g.described.items():
+            if not any(ch.verb_on(tool, t) and {ch._stem(w) for w in ch.content_words(t)}
+                       & self.goal_stems for t in self.things | set(self.states)):
+                continue
+            said = {ch._stem(w) for w in ch.content_words(text)}
+            self.means |= {t for t in self.things if not ch.verb_on(tool, t)
+                           and {ch._stem(w) for w in ch.content_words(t)} <= said}
         # How the words about each act's thing take it: asked for or turned away. Only an
         # act on a thing has one ("turn my head right" shares 'right' with "right now").
         self.stance_of: dict[int, float] = {}
@@ -324,6 +334,14 @@ def frontier(c, m: Moment) -> float:
                                              or m.settled and id(c) in m.on_thing))))
 
 
+def means(c, m: Moment) -> float:
+    """An act on a thing another tool needs to reach the goal's thing (take the key the
+    chest's lock wants), not yet done."""
+    return float(bool(m.means) and not c.introspective and 'speech' not in c.sources
+                 and any(ch.verb_on(c.tool, t) for t in m.means)
+                 and not any(r.success and r.tool == c.tool for r in m.g.recent))
+
+
 def answer(c, m: Moment) -> float:
     """Speech, when a person asked and was not answered."""
     return float(m.asked_me and 'speech' in c.sources)
@@ -388,9 +406,11 @@ def speech_unasked(c, m: Moment) -> float:
 
 
 def act_unasked(c, m: Moment) -> float:
-    """An act on the world when nothing was said to the robot and the view brought nothing
-    its acts have not met yet (the robot acted on everything before anyone asked)."""
-    return float(not c.introspective and 'speech' not in c.sources and not m.g.heard)
+    """An act on the world when nothing was said to the robot: words overheard or a
+    narrator's are no ask (the robot acted on everything before anyone asked; a world that
+    tells its scene poses the problem itself)."""
+    return float(not c.introspective and 'speech' not in c.sources
+                 and not (m.g.heard and m.g.addressed))
 
 
 def novel(c, m: Moment) -> float:
@@ -453,6 +473,7 @@ ACT_SCORERS: dict[str, Callable] = {
     'recall': recall, 'novel': novel, 'addressed': addressed,
     'named_act': named_act, 'memory_answer': memory_answer, 'referent': referent,
     'asks_what': asks_what, 'stance': stance, 'related_answer': related_answer,
+    'means': means,
 }
 HABITS = ('done', 'failed', 'tool_used', 'dull')
 WAIT_SCORERS: dict[str, Callable] = {
