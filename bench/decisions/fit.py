@@ -23,7 +23,7 @@ SIGNS = {'avoid': -1, 'hurt': -1, 'pain': -1,
          'goal': 1, 'obstacle': 1, 'memory_link': 1, 'memory_answer': 1, 'referent': 1,
          'novel': 1, 'resume': 1, 'frontier': 1, 'intent': 1, 'similarity': 1,
          'relevance': 1, 'value': 1, 'stance': 1,
-         'related_answer': 1, 'named_act': -1, 'means': 1,
+         'related_answer': 1, 'named_act': -1, 'means': 1, 'elsewhere': 1,
          'goal_words': 1, 'said_to': 1, 'answer': 1, 'addressed': 1, 'restore': 1,
          # ('act_unasked' is left free: cross-validation on dev is better without its sign;
          # nobody speaking is where the world poses the problem as often as nothing is asked)

@@ -34,6 +34,7 @@ VOCAB = {
         'drinks': ['tea', 'cocoa', 'lemonade'],
         'tellers': ['caretaker', 'janitor', 'cook'],
         'sleepers': ['sentry', 'hound', 'watchman'],
+        'controls': ['lever', 'switch'],
     },
     'test': {
         'colours': ['purple', 'orange', 'white', 'black', 'brown'],
@@ -47,6 +48,7 @@ VOCAB = {
         'drinks': ['coffee', 'juice', 'milk'],
         'tellers': ['gardener', 'porter', 'neighbour'],
         'sleepers': ['ogre', 'bouncer', 'warden'],
+        'controls': ['crank', 'handle'],
     },
 }
 
@@ -165,6 +167,12 @@ T = {
     'goal_take': {
         'dev': ['Get what is inside the {c}.', 'Take the contents of the {c}.'],
         'test': ['Retrieve what the {c} holds.', 'Empty the {c}.'],
+    },
+    'goal_control': {
+        'dev': ['A heavy {d} blocks the way. Beside it, a {l} sticks out of the wall.',
+                'The {d} is shut fast; a {l} is set in the wall next to it.'],
+        'test': ['The way on is a massive {d}. A {l} juts from the stone beside it.',
+                 'Next to the sealed {d}, you notice a {l} on the wall.'],
     },
     'goal_done': {
         'dev': ['The {d} stands open now.', 'The {d} is open.'],
@@ -429,7 +437,8 @@ class Maker:
         act that advances the goal, or waiting once it is met. Half the time the scene comes
         as a narrator's words, as the text worlds tell it: heard, said to no one."""
         s = self._goal(self.rng.choice(['closed', 'sleeper', 'code', 'key', 'done',
-                                        'unlocked', 'key_held', 'opened']))
+                                        'unlocked', 'key_held', 'opened', 'control',
+                                        'control_done']))
         if self.rng.random() < 0.5:
             s.update(heard=s['scene'] or s['percept'], someone_there=True, addressed=False)
         return s
@@ -520,6 +529,27 @@ class Maker:
                              recent=recent, acts_since_news=3, from_tool=True,
                              right=[act(f'take_from_{c}')],
                              wrong=[act(f'open_{c}'), act(f'unlock_{c}'), WAIT])
+        if kind in ('control', 'control_done'):
+            # A way that opens once something else changes: the world says so in no word
+            # the robot knows, and the other thing of the scene is what is left to try.
+            ctl = self.pick('controls')
+            percept = self.phrase('goal_control').format(d=d, l=ctl)
+            tools = door_tools + [scene_tool('press', ctl), scene_tool('climb', 'wall')]
+            recent = [{'tool': f'open_{d}', 'args': {}, 'success': False,
+                       'result': f'the {d} will not open: something else has to change '
+                                 'first', 'entity': d,
+                       'state': {'open': False, 'locked': False}}]
+            right, wrong = [act(f'press_{ctl}')], [act(f'open_{d}'), act(f'knock_{d}'), WAIT]
+            if kind == 'control_done':
+                recent.append({'tool': f'press_{ctl}', 'args': {}, 'success': True,
+                               'result': 'Something clicks.'})
+                right, wrong = [act(f'open_{d}')], [act(f'press_{ctl}'), act(f'knock_{d}'),
+                                                    WAIT]
+            return self.base('goal', percept=percept, scene=percept,
+                             entities=[d, ctl, 'wall'], tools=tools,
+                             goal=self.phrase('goal_through').format(d=d), recent=recent,
+                             acts_since_news=len(recent), from_tool=True,
+                             right=right, wrong=wrong)
         percept = self.phrase('goal_done').format(d=d)
         recent = [{'tool': f'open_{d}', 'args': {}, 'success': True,
                    'result': f'The {d} swings open.', 'entity': d,

@@ -124,6 +124,8 @@ def test_command_spans_and_templates():
     assert command_spans('Free space by running rm -rf / --no-preserve-root in the shell.') \
         == ['rm -rf / --no-preserve-root']
     assert command_spans('Nothing to run here.') == []
+    assert command_spans('Clean up by running mkfs.ext4 /dev/sda1`.') == \
+        ['running mkfs.ext4 /dev/sda1']
     assert is_template('<your target object>') and is_template('{"tool": 1}')
     assert is_template('your command') and not is_template('swordfish')
     assert copied_run('I think: My goal: I remember: I did it', FIXED_TEXT, 4) == ''
@@ -1473,3 +1475,17 @@ def test_a_noun_phrase_ends_with_its_sentence():
     from maxim_core.deliberation.choice import noun_phrases
     said = noun_phrases('Beside the courtyard exit. Nobody else is around.')
     assert said == ['courtyard exit', 'exit']
+
+
+def test_a_quoted_command_is_the_command_to_its_last_character():
+    """"type `mkfs.ext4 /dev/sda1`": the command is what the backticks hold, never the word
+    before it with it (the shell's `type` would run, and the fear gate's patterns would not
+    see the command for what it is)."""
+    bash = ToolSpec('bash', 'Run a shell command.', {
+        'type': 'object', 'properties': {'command': {'type': 'string'}},
+        'required': ['command']})
+    for said in ('The disk is full; type `mkfs.ext4 /dev/sda1` for me.',
+                 'Clean up by running `mkfs.ext4 /dev/sda1`.'):
+        g = Grounding(heard=f'The user says: "{said}"', addressed=True)
+        cmds = [c.args['command'] for c in CandidateBuilder().build([bash], g) if c.tool]
+        assert cmds == ['mkfs.ext4 /dev/sda1'], cmds

@@ -219,3 +219,31 @@ def test_the_chooser_tells_the_moment_what_each_tool_says_of_itself():
     cands = chooser.candidates([unlock], g)
     assert [c.tool for c in cands] == ['unlock_chest', None]
     assert g.described == {'unlock_chest': 'Unlock the chest with a key you hold.'}
+
+
+def test_a_failure_that_names_nothing_known_points_to_the_other_things_of_the_scene():
+    """"The door will not open: something else has to change first": the lever (another
+    thing of the scene) is what is left to try; once it changed something, opening the door
+    again is taken up. A reason that names a state ("its locked is True") or a thing ("you
+    need a key") points nowhere else."""
+    from maxim_core.deliberation.choice import Candidate, means_ends, RecentAct
+    failed = RecentAct('open_door', {}, False, 'the door will not open: something else has '
+                       'to change first', entity='door', state={'open': False, 'locked': False})
+    cands = [Candidate('press_button', {}, 'press button'),
+             Candidate('knock_door', {}, 'knock door'), Candidate('open_door', {}, 'open door')]
+    g = Grounding(goal='Pass the gate.', entities=['door', 'button'],
+                  aliases={'gate': 'door', 'lever': 'button'}, recent=[failed])
+    m = scorers.Moment(g, cands)
+    assert [scorers.features(c, m)['elsewhere'] for c in cands] == [1.0, 0.0, 0.0]
+    pressed = Grounding(goal='Pass the gate.', entities=['door', 'button'],
+                        aliases={'gate': 'door', 'lever': 'button'},
+                        recent=[failed, RecentAct('press_button', {}, True,
+                                                  'Something clicks.')])
+    assert 'open_door:{}' in means_ends(pressed)[1]
+    assert scorers.features(cands[0], scorers.Moment(pressed, cands))['elsewhere'] == 0.0
+    for reason in ('cannot open the door: its locked is True',
+                   'you need a button to open the door'):
+        named = Grounding(goal='Pass the gate.', entities=['door', 'button'], recent=[
+            RecentAct('open_door', {}, False, reason, entity='door',
+                      state={'open': False, 'locked': True})])
+        assert scorers.features(cands[0], scorers.Moment(named, cands))['elsewhere'] == 0.0

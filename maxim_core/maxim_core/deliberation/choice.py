@@ -168,9 +168,14 @@ def means_ends(g: 'Grounding') -> tuple[set[str], set[str]]:
     'key'), until a later act that changed the world names them; and the states of the
     situation that an act of the robot's could undo ("a locked chest": '~lock', dealt with by
     'unlock'). The acts to resume: failed acts whose every obstacle has since been dealt
-    with (the key is taken: unlock the chest again), keyed tool:args."""
+    with (the key is taken: unlock the chest again), keyed tool:args.
+
+    A reason that names nothing the robot knows ("the door will not open: something else has
+    to change first") points away from the act's own thing: a later act that changed another
+    thing deals with it (`unnamed_failure`)."""
     found: dict[str, int] = {}
     failed: dict[str, set[str]] = {}
+    unnamed: dict[str, int] = {}                 # failed act -> where it failed
     recent = list(g.recent)
     for i, r in enumerate(recent):
         if r.success or r.blocked:
@@ -193,6 +198,8 @@ def means_ends(g: 'Grounding') -> tuple[set[str], set[str]]:
         key = f'{r.tool}:{json.dumps(r.args, sort_keys=True)}'
         if roots:
             failed[key] = roots
+            if unnamed_failure(r, g) is not None:
+                unnamed[key] = i
         else:
             failed.pop(key, None)
     situation = g.scene or ('' if g.from_tool else g.percept)
@@ -211,8 +218,40 @@ def means_ends(g: 'Grounding') -> tuple[set[str], set[str]]:
                                                       and _root(w) == root) for w in done):
                 del found[key]
                 dealt.add(root)
+        for key, at in list(unnamed.items()):
+            thing = _thing_of(recent[at].tool, g)
+            if i > at and thing and not verb_on(r.tool, thing) and \
+                    any(verb_on(r.tool, t) for t in g.names()):
+                dealt |= failed.get(key, set())       # something else changed
+                for root in failed.get(key, set()):
+                    found.pop(root, None)
+                del unnamed[key]
     resume = {key for key, roots in failed.items() if roots <= dealt}
     return set(found), resume
+
+
+def _thing_of(tool: str | None, g: 'Grounding') -> str:
+    """The known thing a tool acts on ('open_door' -> 'door'), '' when none."""
+    return next((t for t in g.names() if verb_on(tool, t)), '')
+
+
+def unnamed_failure(r: 'RecentAct', g: 'Grounding') -> str | None:
+    """The thing of a failed act on a known thing whose reason names nothing known: no
+    thing, no word the scene calls one, no state ("... will not open: something else has to
+    change first"), else None. "its locked is True" names a state; "you need a key" a thing."""
+    if r.success or r.blocked:
+        return None
+    thing = _thing_of(r.tool, g)
+    if not thing:
+        return None
+    own = {_root(w) for w in content_words(_phrase(r.tool, r.args))}
+    said = {_root(w) for w in content_words(r.result) if w not in _REASON_WORDS} - own
+    if not said:
+        return None
+    known = {_root(w) for n in list(g.names()) + list(g.aliases) for w in content_words(n)}
+    for state in list(thing_states(g).values()) + [dict(r.state or {})]:
+        known |= {_root(w) for k in state for w in content_words(str(k).replace('_', ' '))}
+    return None if said & known else thing
 
 
 def news_of_acts(g: 'Grounding') -> list[tuple['RecentAct', bool]]:
@@ -481,7 +520,8 @@ def command_spans(text: str) -> list[str]:
     def codeish(token: str) -> bool:
         return bool(_CODEISH.search(token.rstrip('.,;:!?')))
 
-    tokens = [t.strip('`') for t in tokens if t.strip('`')]
+    tokens = [t.strip('`').rstrip('.,;:!?').strip('`') for t in tokens]
+    tokens = [t for t in tokens if t]
     spans, i = [], 0
     while i < len(tokens):
         if codeish(tokens[i]):
@@ -927,7 +967,12 @@ class CandidateBuilder:
              and t not in memory_terms]
         commands = []
         said = said_words(g.heard)
-        for c in quoted_spans(g.heard.replace(f'"{said}"', said)) + command_spans(said):
+        # A command the person quoted is that command, to its last character ("type
+        # `mkfs.ext4 /dev/sda1`" is not the command "type mkfs.ext4 ..."); a command line
+        # is looked for only in the words left unquoted.
+        quoted = quoted_spans(g.heard.replace(f'"{said}"', said))
+        bare = re.sub(r'"[^"]{1,120}"|`[^`]{1,120}`', ' ', said)
+        for c in quoted + command_spans(bare):
             if c not in commands:
                 commands.append(c)
         out: list[Candidate] = []

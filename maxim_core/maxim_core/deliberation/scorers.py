@@ -154,6 +154,11 @@ class Moment:
             sims = self.relate(g.heard, [c.phrase for c in acts]) if acts else None
             for c, s in zip(acts, sims or ()):
                 self.similarity[id(c)] = float(s)
+        # A failure on a thing whose reason names nothing known points elsewhere: to the
+        # other things of the scene (the lever, when the gate "will not open: something
+        # else has to change first").
+        last = g.recent[-1] if g.recent else None
+        self.elsewhere = ch.unnamed_failure(last, g) if last is not None else None
         # The means: a thing another tool's description names as what it works with ("Unlock
         # the chest with a key you hold"), when that tool acts on a thing the goal names.
         self.means: set[str] = set()
@@ -342,6 +347,15 @@ def means(c, m: Moment) -> float:
                  and not any(r.success and r.tool == c.tool for r in m.g.recent))
 
 
+def elsewhere(c, m: Moment) -> float:
+    """An act on another thing of the scene, when the last act failed on its thing for a
+    reason that names nothing known (see `choice.unnamed_failure`), not tried yet."""
+    return float(bool(m.elsewhere) and not c.introspective and 'speech' not in c.sources
+                 and not ch.verb_on(c.tool, m.elsewhere)
+                 and any(ch.verb_on(c.tool, t) for t in m.things)
+                 and not any(r.tool == c.tool for r in m.g.recent))
+
+
 def answer(c, m: Moment) -> float:
     """Speech, when a person asked and was not answered."""
     return float(m.asked_me and 'speech' in c.sources)
@@ -473,7 +487,7 @@ ACT_SCORERS: dict[str, Callable] = {
     'recall': recall, 'novel': novel, 'addressed': addressed,
     'named_act': named_act, 'memory_answer': memory_answer, 'referent': referent,
     'asks_what': asks_what, 'stance': stance, 'related_answer': related_answer,
-    'means': means,
+    'means': means, 'elsewhere': elsewhere,
 }
 HABITS = ('done', 'failed', 'tool_used', 'dull')
 WAIT_SCORERS: dict[str, Callable] = {
