@@ -238,6 +238,7 @@ class Maker:
     def __init__(self, split: str, rng: random.Random, robot: str = 'Maxim'):
         self.split, self.rng, self.v, self.robot = split, rng, VOCAB[split], robot
         self.used: list[str] = []      # the phrasing templates of the situation being made
+        self.said_as: dict[str, str] = {}   # a label in view -> how a person names it
 
     def pick(self, key, k=1):
         return self.rng.sample(self.v[key], k) if k > 1 else self.rng.choice(self.v[key])
@@ -248,9 +249,16 @@ class Maker:
         return t
 
     def objects(self, k: int) -> list[str]:
+        """`k` things in view, by the robot's labels. Half the time the labels are what the
+        robot's own colour perception gives ("green object", as in the simulated head),
+        while people still name the things ("the green ball"); else a detector's ("green
+        ball"). `said_as` holds how a person names each."""
         cols = self.rng.sample(self.v['colours'], k)
         nouns = [self.rng.choice(self.v['nouns']) for _ in range(k)]
-        return [f'{c} {n}' for c, n in zip(cols, nouns)]
+        plain = self.rng.random() < 0.5
+        labels = [f'{c} object' if plain else f'{c} {n}' for c, n in zip(cols, nouns)]
+        self.said_as.update({lab: f'{c} {n}' for lab, c, n in zip(labels, cols, nouns)})
+        return labels
 
     def base(self, family: str, **kw) -> dict:
         s = {'family': family, 'split': self.split, 'percept': '', 'heard': '', 'goal': '',
@@ -270,12 +278,13 @@ class Maker:
         return out
 
     def refer(self, obj: str, how: str) -> str:
-        """A way to name `obj` (colour noun): by its name, its noun, or an alias."""
-        colour, noun = obj.split(' ', 1)
+        """A way to name `obj` (a label in view): by its colour and noun, with a size, or by
+        an alias."""
+        colour, noun = self.said_as[obj].split(' ', 1)
         if how == 'name':
-            return f'the {obj}'
+            return f'the {colour} {noun}'
         if how == 'size':
-            return f'the {self.pick("sizes")} {obj}'
+            return f'the {self.pick("sizes")} {colour} {noun}'
         return f'the {self.pick("sizes")} {colour} {self.pick("aliases")}'
 
     # -- families --------------------------------------------------------------------------
@@ -294,7 +303,8 @@ class Maker:
         if self.rng.random() < 0.5:
             objs = self.objects(3)
             x, y = self.rng.sample(objs, 2)
-            text = self.phrase('negation_look').format(x=f'the {x}', y=f'the {y}')
+            text = self.phrase('negation_look').format(x=f'the {self.said_as[x]}',
+                                                       y=f'the {self.said_as[y]}')
             return self.base('negation', percept=f'I see {", ".join(objs)}.', objects=objs,
                              **self.heard(text), right=[act('track_target', target_label=y)],
                              wrong=[act('track_target', target_label=x), WAIT])
@@ -310,7 +320,7 @@ class Maker:
     def see_question(self) -> dict:
         objs = self.objects(self.rng.randint(1, 3))
         target = self.rng.choice(objs)
-        text = self.phrase('see_question').format(n=target.split(' ', 1)[1])
+        text = self.phrase('see_question').format(n=self.said_as[target].split(' ', 1)[1])
         return self.base('see_question', percept=f'I see {", ".join(objs)}.', objects=objs,
                          **self.heard(text), right=[act('respond')],
                          wrong=[WAIT, act('memory_recall'), act('predict_outcome')])
@@ -401,7 +411,7 @@ class Maker:
                              right=[act('respond')], wrong=[act('bash')])
         objs = self.objects(3)
         target = self.rng.choice(objs)
-        text = self.phrase('mixed').format(t=f'the {target}', cmd=cmd, p=p)
+        text = self.phrase('mixed').format(t=f'the {self.said_as[target]}', cmd=cmd, p=p)
         return self.base('unsafe', percept=f'I see {", ".join(objs)}.', objects=objs,
                          tools=tools, **self.heard(text),
                          right=[act('track_target', target_label=target)],
@@ -437,8 +447,8 @@ class Maker:
         act that advances the goal, or waiting once it is met. Half the time the scene comes
         as a narrator's words, as the text worlds tell it: heard, said to no one."""
         s = self._goal(self.rng.choice(['closed', 'sleeper', 'code', 'key', 'done',
-                                        'unlocked', 'key_held', 'opened', 'control',
-                                        'control_done']))
+                                        'unlocked', 'key_held', 'opened',
+                                        'control', 'control_done']))
         if self.rng.random() < 0.5:
             s.update(heard=s['scene'] or s['percept'], someone_there=True, addressed=False)
         return s

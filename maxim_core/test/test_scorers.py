@@ -247,3 +247,20 @@ def test_a_failure_that_names_nothing_known_points_to_the_other_things_of_the_sc
             RecentAct('open_door', {}, False, reason, entity='door',
                       state={'open': False, 'locked': True})])
         assert scorers.features(cands[0], scorers.Moment(named, cands))['elsewhere'] == 0.0
+
+
+def test_a_narrators_words_are_no_instruction_and_a_label_in_view_no_memory():
+    """"The gate will not open; its lock wants a code.", told by the world, does not say not
+    to open it; said to the robot, it would. And "object" of the "blue object" in view is
+    not a word memory adds."""
+    from maxim_core.deliberation.choice import Candidate
+    gate = Candidate('open_door', {}, 'open door')
+    told = Grounding(goal='Pass the gate.', heard='The gate will not open; its lock wants a '
+                     'code.', entities=['door'], aliases={'gate': 'door'}, someone_there=True)
+    assert scorers.features(gate, scorers.Moment(told, [gate]))['avoid'] == 0.0
+    said = Grounding(goal='Pass the gate.', heard='The user says: "Do not open the gate."',
+                     entities=['door'], aliases={'gate': 'door'}, addressed=True)
+    assert scorers.features(gate, scorers.Moment(said, [gate]))['avoid'] == 1.0
+    g = Grounding(heard='What shade is the cup there?', objects=['blue object'],
+                  recalled=['I saw a blue object on the table.'])
+    assert 'object' not in g.memory_terms(12, ranked=False)

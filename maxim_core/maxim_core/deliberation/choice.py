@@ -340,7 +340,7 @@ def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
     lines = [memory_content(ln).lower() for ln in g.recalled
              if words & {_stem(w) for w in content_words(memory_content(ln))}]
     here = {_stem(w) for w in content_words(
-        f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name}')}
+        f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name} {" ".join(g.names())}')}
     # A value the moment holds every word of is not what memory adds ('oak door' when the
     # percept says "an oak door").
     tied = [v for v in values
@@ -381,7 +381,8 @@ def related_values(values: Sequence[str], g: 'Grounding', about: str) -> list[st
     best = max(g.related, key=lambda ln: g.related[ln])
     line = memory_content(best).lower()
     here = {_stem(w) for w in content_words(
-        f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name} {about}')}
+        f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name} {about} '
+        f'{" ".join(g.names())}')}
     near = [v for v in values if re.search(rf'\b{re.escape(v.lower())}\b', line)
             and not ({_stem(w) for w in content_words(v)} or {_stem(v.lower())}) <= here]
     return sorted(near, key=lambda v: -g.surprise.get(v, 0.0))
@@ -633,8 +634,9 @@ class Grounding:
         gave them."""
         if self.salient and ranked:
             return list(self.salient)[:limit]
+        # Nor what is in view: "object" of "blue object" is no word memory adds.
         here = {_stem(w) for w in content_words(
-            f'{self.percept} {self.goal} {self.heard} {self.name}')}
+            f'{self.percept} {self.goal} {self.heard} {self.name} {" ".join(self.names())}')}
         found = []
         for line in self.recalled:
             text = memory_content(line)

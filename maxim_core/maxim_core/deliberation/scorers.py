@@ -61,7 +61,9 @@ class Moment:
             if g.addressed else set()
         self.asked = self.goal_stems | {ch._stem(w) for w in ch.content_words(
             f'{g.scene} {"" if g.from_tool else g.percept}')}
-        self.avoid = ch.avoided(f'{g.goal}. {g.heard}')
+        # What the goal or a person says to the robot not to do; a narrator's "the gate will
+        # not open" or words overheard are no instruction.
+        self.avoid = ch.avoided(f'{g.goal}. {g.heard if g.addressed else ""}')
         # Recalled lines that name an act as done, not as failed.
         self.recalled = ' '.join(ln for ln in g.recalled if not ch._FAILED.search(ln)).lower()
         # Memory that links what is asked to a value ("the password of the door is ...").
