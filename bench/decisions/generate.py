@@ -169,7 +169,7 @@ T = {
         'test': ['Retrieve what the {c} holds.', 'Empty the {c}.'],
     },
     'goal_control': {
-        'dev': ['A heavy {d} blocks the way. Beside it, a {l} sticks out of the wall.',
+        'dev': ['A stout {d} bars the path; a {l} is fixed to the wall beside it.',
                 'The {d} is shut fast; a {l} is set in the wall next to it.'],
         'test': ['The way on is a massive {d}. A {l} juts from the stone beside it.',
                  'Next to the sealed {d}, you notice a {l} on the wall.'],
