@@ -75,11 +75,17 @@ def test_a_question_to_the_person_goes_out_and_the_answer_comes_back(tmp_path):
     interaction/response is the tool's result."""
     from maxim_core.llm.backend import ScriptedBackend
     from maxim_interfaces.msg import InteractionRequest, InteractionResponse
-    g = Graph(tmp_path, backend=ScriptedBackend([decision(
-        'Two balls: I ask which one to follow.', 'request_interaction',
-        {'question': 'Which ball should I follow?',
-         'timeout_s': 60})]),
-        tools=['request_interaction', 'respond'])
+
+    def mind(prompt):
+        # Asked once: with the answer in the diary, the robot has nothing more to ask (the
+        # act's result is the next percept, and a pass on it may come before the close).
+        if 'the red one' in prompt:
+            return decision('I keep watching.')
+        return decision('Two balls: I ask which one to follow.', 'request_interaction',
+                        {'question': 'Which ball should I follow?', 'timeout_s': 60})
+
+    g = Graph(tmp_path, backend=ScriptedBackend(mind),
+              tools=['request_interaction', 'respond'])
     asked = []
     answers = g.probe.create_publisher(InteractionResponse, 'interaction/response', 10)
 

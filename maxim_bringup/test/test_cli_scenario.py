@@ -13,7 +13,10 @@ import time
 import pytest
 
 CHILD = textwrap.dedent('''
-    import os, sys, time
+    import os, signal, sys, time
+    # Ctrl-C as a terminal gives it, whatever the shell that started the tests left (a job
+    # started in the background of a script inherits SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if '--wait' in sys.argv:
         try:
             print('child', sys.argv[1:], flush=True)
