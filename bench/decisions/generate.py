@@ -201,13 +201,25 @@ def predict(): return {'name': 'predict_outcome'}
 def bash(): return {'name': 'bash'}
 
 
+def say() -> dict:
+    """The text worlds' own speech: words aloud in the scene, to whoever is there."""
+    return {'name': 'say', 'scene': True, 'params': {'text': 'what to say'},
+            'description': 'Say something aloud in the current scene.', 'secret': ''}
+
+
+# How the text worlds' things describe their acts (maxim_eval's components), where the
+# verb alone would not say it.
+SAID_OF = {'take_from': 'Take what is inside the {t}.', 'knock': 'Knock on the {t}.',
+           'sneak_past': 'Sneak past the {t} quietly.', 'climb': 'Climb over the {t}.'}
+
+
 def scene_tool(verb: str, thing: str, params: dict | None = None, desc: str = '',
                secret: str = '') -> dict:
     """A scene's tool; `secret` names the parameter that takes a code or password (what
     memory holds or a person spelled out, as the text world's scene tools declare it)."""
+    said = SAID_OF.get(verb, f'{verb.replace("_", " ").capitalize()} the {{t}}.')
     return {'name': f'{verb}_{thing}', 'scene': True, 'params': params or {},
-            'description': desc or f'{verb.replace("_", " ").capitalize()} the {thing}.',
-            'secret': secret}
+            'description': desc or said.format(t=thing), 'secret': secret}
 
 
 ROBOT = [track(), move(), recall(), respond(), predict()]
@@ -451,7 +463,48 @@ class Maker:
                                         'control', 'control_done']))
         if self.rng.random() < 0.5:
             s.update(heard=s['scene'] or s['percept'], someone_there=True, addressed=False)
+        if self.rng.random() < 0.5:
+            self.world_named(s)
+        # The text worlds offer speech in every scene: words to nobody who spoke are wrong.
+        s['tools'] = s['tools'] + [say()]
+        s['wrong'] = s['wrong'] + [act('say')]
         return s
+
+    def world_named(self, s: dict) -> None:
+        """The world's own names for the scene's things, as the text worlds have them: the
+        scene and the goal say "soldier" and "gate", the tools and the world's things say
+        what the world calls them ("sneak_past_guard", "open_door"), and the grounding maps
+        the one to the other (`Grounding.aliases`). The world's name here is another word of
+        the same split, so no name crosses from dev to test."""
+        aliases = {}
+        for key in ('doors', 'containers', 'sleepers', 'controls'):
+            for word in self.v[key]:
+                if word in s['entities']:
+                    aliases[word] = self.rng.choice([w for w in self.v[key] if w != word])
+        if not aliases:
+            return
+
+        def rename(name: str) -> str:
+            for word, other in aliases.items():
+                if name == word:
+                    return other
+                if name.endswith(f'_{word}'):
+                    return name[:-len(word)] + other
+            return name
+
+        def redescribe(text: str) -> str:
+            for word, other in aliases.items():
+                text = re.sub(rf'\b{re.escape(word)}\b', other, text)
+            return text
+
+        s['entities'] = [rename(e) for e in s['entities']]
+        s['tools'] = [dict(t, name=rename(t['name']), description=redescribe(t['description']))
+                      if t.get('scene') else t for t in s['tools']]
+        for key in ('right', 'wrong'):
+            s[key] = [dict(a, tool=rename(a['tool'])) if a.get('tool') else a for a in s[key]]
+        s['recent'] = [dict(r, tool=rename(r['tool']), entity=rename(r.get('entity', '')))
+                       for r in s['recent']]
+        s['aliases'] = aliases
 
     def _goal(self, kind: str) -> dict:
         d = self.pick('doors')
@@ -564,11 +617,20 @@ class Maker:
         recent = [{'tool': f'open_{d}', 'args': {}, 'success': True,
                    'result': f'The {d} swings open.', 'entity': d,
                    'state': {'open': True, 'locked': False}}]
+        # Half the time memory still holds the code that unlocked it: the way is open, and
+        # a code is no reason to unlock it again (the robot did, live).
+        lines, wrong = [], [act(f'open_{d}'), act(f'knock_{d}'), act(f'unlock_{d}')]
+        if self.rng.random() < 0.5:
+            code = self.pick('codes')
+            lines = [f'The {self.pick("tellers")} told me that the code of the {d} is {code}.']
+            recent.insert(0, {'tool': f'unlock_{d}', 'args': {'code': code}, 'success': True,
+                              'result': f'The lock clicks: the {d} is unlocked.', 'entity': d,
+                              'state': {'locked': False, 'open': False}})
+            wrong.append(act(f'unlock_{d}', code=code))
         return self.base('goal', percept=percept, scene=percept, entities=[d],
                          goal=self.phrase('goal_through').format(d=d), tools=door_tools,
-                         recent=recent, acts_since_news=1, from_tool=True,
-                         right=[WAIT], wrong=[act(f'open_{d}'), act(f'knock_{d}'),
-                                              act(f'unlock_{d}')])
+                         recent=recent, acts_since_news=1, from_tool=True, recalled=lines,
+                         right=[WAIT], wrong=wrong)
 
     def restraint(self) -> dict:
         objs = self.objects(self.rng.randint(2, 4))

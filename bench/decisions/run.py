@@ -91,7 +91,8 @@ def grounding_of(s: dict) -> Grounding:
                      acts_since_news=s['acts_since_news'],
                      acts_since_heard=s['acts_since_heard'], scene=s['scene'],
                      someone_there=s['someone_there'], addressed=s['addressed'],
-                     from_tool=s['from_tool'], name='Maxim', new=s.get('new', []))
+                     from_tool=s['from_tool'], name='Maxim', new=s.get('new', []),
+                     aliases=s.get('aliases', {}))
 
 
 def diary_of(s: dict, g: Grounding) -> Diary:
@@ -214,7 +215,7 @@ def pick(item, score) -> dict | None:
 
 def judge(items, how) -> dict:
     """Top-1, argument accuracy and the restraint family's wrong acts, per family, for a
-    way of choosing `how(item) -> (chosen cand, expected top-1 or None)`."""
+    way of choosing `how(item) -> (chosen cand or None, expected top-1 or None)`."""
     fams: dict[str, dict] = {}
     for it in items:
         chosen, expect = how(it)
@@ -224,10 +225,10 @@ def judge(items, how) -> dict:
                                            'wrong_acts': 0})
         f['n'] += 1
         f['right'] += ok
-        if expect is None and chosen is not None and chosen['tool'] in it['arg_tools']:
+        if chosen is not None and chosen['tool'] in it['arg_tools']:
             f['arg_n'] += 1
             f['arg_ok'] += chosen['label'] == 'right'
-        if it['family'] == 'restraint' and expect is None and chosen is not None \
+        if it['family'] == 'restraint' and chosen is not None \
                 and chosen['tool'] is not None:
             f['wrong_acts'] += 1
     out = {}
@@ -249,15 +250,29 @@ def judge(items, how) -> dict:
     return out
 
 
+def tie_aware(it, score):
+    """The pick, and its expected top-1 when several candidates share the best score: the
+    chooser breaks such a tie by the order the candidates came in, which says nothing, so a
+    tie counts as the share of right candidates among those tied."""
+    chosen = pick(it, score)
+    if chosen is None:
+        return None, None
+    best = score(chosen)
+    tied = [c for c in it['cands'] if abs(score(c) - best) <= 1e-9]
+    if len(tied) == 1:
+        return chosen, None
+    return chosen, sum(c['label'] == 'right' for c in tied) / len(tied)
+
+
 def by_weights(w: dict):
     def how(it):
-        return pick(it, lambda c: sum(w.get(k, 0.0) * v
-                                      for k, v in c['features'].items())), None
+        return tie_aware(it, lambda c: sum(w.get(k, 0.0) * v
+                                           for k, v in c['features'].items()))
     return how
 
 
 def by_likelihood(it):
-    return pick(it, lambda c: c['likelihood']), None
+    return tie_aware(it, lambda c: c['likelihood'])
 
 
 def by_random(it):

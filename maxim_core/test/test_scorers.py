@@ -264,3 +264,108 @@ def test_a_narrators_words_are_no_instruction_and_a_label_in_view_no_memory():
     g = Grounding(heard='What shade is the cup there?', objects=['blue object'],
                   recalled=['I saw a blue object on the table.'])
     assert 'object' not in g.memory_terms(12, ranked=False)
+
+
+def test_a_narrators_scene_takes_no_stance_and_speech_to_it_is_unasked():
+    """The stance and similarity terms read words said to the robot: a world's narration of
+    its scene asks nothing, so it sets neither (it had lifted every act on the sleeper
+    alike); speech then is speech to nobody who spoke."""
+    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.stance import Stance
+    asked = []
+
+    def relate(text, phrases):
+        asked.append(text)
+        return [0.9] * len(phrases)
+    stance = Stance(('look at it',), ('leave it alone',))
+    sneak, say = Candidate('sneak_past_guard', {}, 'sneak past guard'), \
+        Candidate('say', {'text': ''}, 'say', ('speech',), free_param='text')
+    told = Grounding(goal='Slip out and never wake the soldier.', heard='A guard dozes '
+                     'next to the only exit.', entities=['guard'], someone_there=True)
+    m = scorers.Moment(told, [sneak, say], relate=relate, stance=stance,
+                       stance_relate=relate)
+    assert scorers.features(sneak, m)['stance'] == 0.0
+    assert scorers.features(sneak, m)['similarity'] == 0.0
+    assert scorers.features(say, m)['speech_unasked'] == 1.0
+    assert asked == []
+    said = Grounding(heard='The user says: "Sneak past the guard."', entities=['guard'],
+                     someone_there=True, addressed=True, acts_since_heard=0)
+    m = scorers.Moment(said, [sneak, say], relate=relate, stance=stance,
+                       stance_relate=relate)
+    assert scorers.features(sneak, m)['similarity'] == pytest.approx(0.9)
+    assert scorers.features(say, m)['speech_unasked'] == 0.0
+
+
+def test_a_step_is_left_while_the_goal_names_a_thing_an_untried_act_works_on():
+    """A goal poses its problem: with nothing done yet that worked, with its thing's state
+    unknown and an act on it untried, or with an act on it whose effect does not hold yet,
+    waiting changes nothing. Not for a goal that names nothing an act works on, not once
+    the goal is met, and not for an act the goal says not to do."""
+    from maxim_core.deliberation.choice import Candidate, RecentAct
+    wait = Candidate(None, {}, 'wait and watch')
+    door = [Candidate('knock_door', {}, 'knock door'), Candidate('open_door', {}, 'open door')]
+
+    def left(g, cands):
+        return scorers.features(wait, scorers.Moment(g, cands + [wait]))['step_left']
+    kw = dict(goal='Pass the gate.', entities=['door'], aliases={'gate': 'door'})
+    assert left(Grounding(**kw), door) == 1.0
+    knocked = RecentAct('knock_door', {}, True, 'You knock.', entity='door',
+                        state={'open': False, 'locked': False})
+    assert left(Grounding(recent=[knocked], **kw), door) == 1.0        # still shut
+    opened = RecentAct('open_door', {}, True, 'It swings open.', entity='door',
+                       state={'open': True, 'locked': False})
+    assert left(Grounding(recent=[knocked, opened], **kw), door) == 0.0
+    assert left(Grounding(goal='Watch the room quietly.', objects=['red ball']),
+                [Candidate('track_target', {'target_label': 'red ball'},
+                           'track target red ball')]) == 0.0
+    guard = [Candidate('wake_guard', {}, 'wake guard')]
+    g = Grounding(goal='Leave without waking the guard.', entities=['guard'],
+                  recent=[RecentAct('examine', {'target': 'guard'}, True, 'He sleeps.',
+                                    introspection=True)])
+    assert left(g, guard) == 0.0
+
+
+def test_an_act_whose_effect_holds_is_no_next_step():
+    """The door was just opened: unlocking it again (its lock is open) is not what the change
+    made possible, whatever argument memory lends it."""
+    from maxim_core.deliberation.choice import Candidate, RecentAct
+    unlock = Candidate('unlock_door', {'code': 'echoes'}, 'unlock door echoes')
+    g = Grounding(goal='Pass the gate.', entities=['door'], aliases={'gate': 'door'},
+                  recent=[RecentAct('open_door', {}, True, 'The door swings open.',
+                                    entity='door', state={'open': True, 'locked': False})],
+                  acts_since_news=1)
+    f = scorers.features(unlock, scorers.Moment(g, [unlock]))
+    assert f['moot'] == 1.0 and f['frontier'] == 0.0
+
+
+def test_a_failure_in_the_scenes_word_for_the_thing_still_names_nothing_else():
+    """"The gate will not open" from open_door, with the scene calling the door a gate:
+    the reason names the act's own thing, so it still points to the other things."""
+    from maxim_core.deliberation.choice import RecentAct, unnamed_failure
+    failed = RecentAct('open_door', {}, False, 'the gate will not open: something else has '
+                       'to change first', entity='door', state={'open': False})
+    g = Grounding(entities=['door', 'button'], aliases={'gate': 'door', 'lever': 'button'},
+                  recent=[failed])
+    assert unnamed_failure(failed, g) == 'door'
+
+
+def test_a_code_is_what_memory_ties_to_it_never_a_word_of_the_remembered_scene():
+    """The robot remembers the scene ("a keypad asking for a code") and what it was told
+    ("the code of the gate is 8350"): the code is first the value told after the word (a
+    word told before it, "asking", comes after that), and words no line ties to the code
+    (the lever, "sticks") are proposed as no code."""
+    unlock = ToolSpec('unlock_door', 'Unlock the door with a code or password.', {
+        'type': 'object', 'properties': {'code': {
+            'type': 'string', 'description': 'the code or password',
+            'x-grounding': 'recalled'}}, 'required': ['code']})
+    recalled = ['In front of me stands a gate, locked, with a keypad asking for a code.',
+                'In front of me stands a gate, locked, with a keypad asking for a code.',
+                'The porter told me that the code of the gate is 8350.',
+                'A heavy gate blocks the way; a lever sticks out of the wall.']
+    g = Grounding(percept='The corridor around you is quiet.', goal='Pass the gate.',
+                  entities=['door', 'button'], aliases={'gate': 'door', 'lever': 'button'},
+                  recalled=recalled)
+    codes = [c.args['code'] for c in CandidateBuilder().build([unlock], g)
+             if c.tool == 'unlock_door']
+    assert codes[0] == '8350'
+    assert not {'lever', 'sticks', 'wall', 'heavy'} & set(codes)

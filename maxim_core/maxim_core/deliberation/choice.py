@@ -244,7 +244,11 @@ def unnamed_failure(r: 'RecentAct', g: 'Grounding') -> str | None:
     thing = _thing_of(r.tool, g)
     if not thing:
         return None
-    own = {_root(w) for w in content_words(_phrase(r.tool, r.args))}
+    # The act's own words, and the scene's word for its thing ("the gate will not open"
+    # from `open_door` when the scene calls the door a gate).
+    own = {_root(w) for w in content_words(_phrase(r.tool, r.args))} | {
+        _root(w) for word, name in g.aliases.items() if name == thing.lower()
+        for w in content_words(word)}
     said = {_root(w) for w in content_words(r.result) if w not in _REASON_WORDS} - own
     if not said:
         return None
@@ -340,7 +344,8 @@ def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
     lines = [memory_content(ln).lower() for ln in g.recalled
              if words & {_stem(w) for w in content_words(memory_content(ln))}]
     here = {_stem(w) for w in content_words(
-        f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name} {" ".join(g.names())}')}
+        f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name} {" ".join(g.names())} '
+        f'{" ".join(g.aliases)}')}
     # A value the moment holds every word of is not what memory adds ('oak door' when the
     # percept says "an oak door").
     tied = [v for v in values
@@ -368,7 +373,11 @@ def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
                 if t == first:
                     best = min([best] + [i - j if i > j else 1000 + j - i for j in at])
         return best
-    return sorted(tied, key=lambda v: (-shared(v), distance(v), order[v]))
+    # A value told after the question's word answers it ("the code of the gate is 8350");
+    # one told before it does not, however much its line shares with the moment (the
+    # robot's memory of the scene itself: "a keypad asking for a code").
+    return sorted(tied, key=lambda v: (distance(v) >= 1000, -shared(v), distance(v),
+                                       order[v]))
 
 
 def related_values(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
@@ -636,7 +645,8 @@ class Grounding:
             return list(self.salient)[:limit]
         # Nor what is in view: "object" of "blue object" is no word memory adds.
         here = {_stem(w) for w in content_words(
-            f'{self.percept} {self.goal} {self.heard} {self.name} {" ".join(self.names())}')}
+            f'{self.percept} {self.goal} {self.heard} {self.name} {" ".join(self.names())} '
+            f'{" ".join(self.aliases)}')}
         found = []
         for line in self.recalled:
             text = memory_content(line)
@@ -1106,7 +1116,11 @@ class CandidateBuilder:
             said = said_words(g.heard)
             told = quoted_spans(g.heard.replace(f'"{said}"', said)) + \
                 re.findall(r'\b\d{3,}\b', said)
-            known = set(tied) | set(g.memory_terms(12, ranked=False)) | set(told)
+            # Memory's word for it is one a recalled line ties to the parameter ("the code
+            # of the gate is 8350") or a number it holds; any other word memory holds (the
+            # scene it remembers: "a lever sticks out") is no code.
+            held = [t for t in g.memory_terms(12, ranked=False) if _CODE_NUMBER.fullmatch(t)]
+            known = set(tied) | set(held) | set(told)
             values = [v for v in values if v in known] + [v for v in told if v not in values]
         if prop.get(GROUNDING_KEY) == 'names' and g is not None:
             # A thing to act on in the world (what to follow with the head): a name the

@@ -120,6 +120,21 @@ class Moment:
         self.settled = bool(self.goal_things) and \
             not (self.goal_things & (self.pending | verb_left)) and \
             any(t in self.goal_things for t, _ in self.mine)
+        tried = {r.tool for r in g.recent}
+        # A step is left towards the standing goal: it names a thing an act here works on
+        # ("slip past the soldier": sneak_past_guard), and nothing the robot did has worked
+        # yet, or that thing's state is not known and an act on it was not tried, or an act
+        # on it would set a state that does not hold yet (the gate is still shut). A goal
+        # poses its problem; waiting changes nothing in it.
+        goal_named = {t for t in self.things | set(self.states)
+                      if {ch._stem(w) for w in ch.content_words(t)} & self.goal_only}
+        worked = any(r.success and not r.introspection for r in g.recent)
+        self.step_left = bool(g.goal) and not self.settled and (
+            bool(goal_named & self.pending) or any(
+                ch.verb_on(c.tool, t) and (not worked or t not in self.states
+                                           and c.tool not in tried)
+                for c in self.cands if c.tool is not None and id(c) not in shunned
+                for t in goal_named))
         # Habit is to what the robot did since a person last spoke to it.
         self.since = 0 if g.acts_since_heard < 0 else \
             len(g.recent) - min(g.acts_since_heard, len(g.recent))
@@ -150,8 +165,10 @@ class Moment:
         top = max(share.values(), default=0)
         best = [n for n, k in share.items() if k == top]
         self.referent = best[0] if top > 0 and len(best) == 1 else ''
+        # What a person said to the robot, taken as asking or turning away: a narrator's
+        # scene or talk overheard asks nothing (like `avoid`, like `act_unasked`).
         self.similarity: dict[int, float] = {}
-        if self.relate is not None and g.heard:
+        if self.relate is not None and g.heard and g.addressed:
             acts = [c for c in self.cands if c.tool is not None]
             sims = self.relate(g.heard, [c.phrase for c in acts]) if acts else None
             for c, s in zip(acts, sims or ()):
@@ -174,7 +191,7 @@ class Moment:
         # How the words about each act's thing take it: asked for or turned away. Only an
         # act on a thing has one ("turn my head right" shares 'right' with "right now").
         self.stance_of: dict[int, float] = {}
-        if self.stance is not None and g.heard:
+        if self.stance is not None and g.heard and g.addressed:
             self.stance_of = st.stances(
                 self.stance, self.stance_relate, ch.said_words(g.heard),
                 list(g.names()) + list(g.aliases),
@@ -333,9 +350,10 @@ def restore(c, m: Moment) -> float:
 
 
 def frontier(c, m: Moment) -> float:
-    """An act on what the last act changed (the chest is unlocked: open it)."""
+    """An act on what the last act changed (the chest is unlocked: open it), not one whose
+    effect holds already (unlocking the door just opened)."""
     return float(bool(
-        m.frontier and not c.introspective and c.tool != m.changed_by
+        m.frontier and not c.introspective and not moot(c, m) and c.tool != m.changed_by
         and _key(c.tool, c.args) not in m.done_since and _roots(c) & m.frontier
         and not (id(c) not in m.effects and (m.on_thing.get(id(c)) in m.pending
                                              or m.settled and id(c) in m.on_thing))))
@@ -417,8 +435,9 @@ def danger(c, m: Moment) -> float:
 
 
 def speech_unasked(c, m: Moment) -> float:
-    """Speech when nobody said anything to the robot lately."""
-    return float('speech' in c.sources and not m.g.heard)
+    """Speech when nothing was said to the robot: a narrator's scene or talk overheard is
+    nobody to answer."""
+    return float('speech' in c.sources and not (m.g.heard and m.g.addressed))
 
 
 def act_unasked(c, m: Moment) -> float:
@@ -473,6 +492,11 @@ def goal_open(c, m: Moment) -> float:
     return float(bool(m.g.goal) and not m.settled)
 
 
+def step_left(c, m: Moment) -> float:
+    """A step is left towards the standing goal (see `Moment`)."""
+    return float(m.step_left)
+
+
 def wait_heard(c, m: Moment) -> float:
     """A person just spoke to the robot and nothing was done about it yet."""
     return float(m.heard_now)
@@ -494,7 +518,7 @@ ACT_SCORERS: dict[str, Callable] = {
 HABITS = ('done', 'failed', 'tool_used', 'dull')
 WAIT_SCORERS: dict[str, Callable] = {
     'relevance': relevance, 'wait': wait, 'stale': stale, 'settled': settled,
-    'wait_heard': wait_heard, 'goal_open': goal_open,
+    'wait_heard': wait_heard, 'goal_open': goal_open, 'step_left': step_left,
 }
 # 'prior' (the learned tool index) and 'redirect' (asked for what hurt: the same kind of
 # act done another way) are filled by the chooser, which holds the index and sees all
