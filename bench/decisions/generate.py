@@ -332,9 +332,13 @@ class Maker:
     def see_question(self) -> dict:
         objs = self.objects(self.rng.randint(1, 3))
         target = self.rng.choice(objs)
-        text = self.phrase('see_question').format(n=self.said_as[target].split(' ', 1)[1])
+        colour, noun = self.said_as[target].split(' ', 1)
+        text = self.phrase('see_question').format(n=noun)
+        # Right is an answer that names the colour seen: words the model makes up after the
+        # choice may name any colour (live, they named ones not in view).
         return self.base('see_question', percept=f'I see {", ".join(objs)}.', objects=objs,
-                         **self.heard(text), right=[act('respond')],
+                         **self.heard(text),
+                         right=[act('respond', text={'re': rf'\b{colour}\b'})],
                          wrong=[WAIT, act('memory_recall'), act('predict_outcome')])
 
     def memory_question(self) -> dict:

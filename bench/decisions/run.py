@@ -31,6 +31,7 @@ import math
 import os
 from pathlib import Path
 import random
+import re
 import subprocess
 import sys
 import time
@@ -107,7 +108,10 @@ def matches(c, pattern: dict) -> bool:
         return False
     for k, want in pattern['args'].items():
         have = c.args.get(k)
-        if isinstance(want, (int, float)) and not isinstance(want, bool):
+        if isinstance(want, dict) and 're' in want:      # words the value must hold
+            if not re.search(want['re'], str(have or ''), re.IGNORECASE):
+                return False
+        elif isinstance(want, (int, float)) and not isinstance(want, bool):
             if not isinstance(have, (int, float)) or abs(float(have) - want) > 1e-6:
                 return False
         elif str(have or '').strip().lower() != str(want).strip().lower():

@@ -369,3 +369,32 @@ def test_a_code_is_what_memory_ties_to_it_never_a_word_of_the_remembered_scene()
              if c.tool == 'unlock_door']
     assert codes[0] == '8350'
     assert not {'lever', 'sticks', 'wall', 'heavy'} & set(codes)
+
+
+def test_a_question_about_what_is_in_view_is_answered_from_the_percept():
+    """"What shade is the mug there?" with a blue object in view: an answer naming what is
+    seen is proposed (the model's own words named colours not there); the thing the question
+    names when the robot's words for it share one; none for a request, none for words
+    overheard, none with nothing in view."""
+    from maxim_core.deliberation.choice import perceived_answer
+    respond = ToolSpec('respond', 'Reply to the user.', {
+        'type': 'object', 'properties': {'text': {'type': 'string'}}, 'required': ['text']})
+
+    def heard(text, **kw):
+        return dict(heard=f'The user says: "{text}"', someone_there=True, addressed=True,
+                    acts_since_heard=0, **kw)
+    g = Grounding(objects=['blue object'], **heard('What shade is the mug there?'))
+    texts = [c.args['text'] for c in CandidateBuilder().build([respond], g)
+             if 'perceived' in c.sources]
+    assert texts == ['I see a blue object.']
+    both = Grounding(objects=['green jar', 'red cone', 'white lamp'],
+                     **heard('Describe what is in view right now.'))
+    assert perceived_answer(both) == 'I see a green jar, a red cone and a white lamp.'
+    assert perceived_answer(Grounding(objects=['green jar', 'red cone'],
+                                      **heard('What colour is the jar?'))) == \
+        'I see a green jar.'
+    assert perceived_answer(Grounding(objects=['green jar'],
+                                      **heard('Could you look at the jar?'))) == ''
+    assert perceived_answer(Grounding(objects=['green jar'], heard='What a day, said Ann.',
+                                      someone_there=True)) == ''
+    assert perceived_answer(Grounding(**heard('What do you see?'))) == ''

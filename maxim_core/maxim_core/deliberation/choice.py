@@ -397,6 +397,25 @@ def related_values(values: Sequence[str], g: 'Grounding', about: str) -> list[st
     return sorted(near, key=lambda v: -g.surprise.get(v, 0.0))
 
 
+def perceived_answer(g: 'Grounding', limit: int = 3) -> str:
+    """An answer from perception to a question for words a person just asked ("what shade
+    is the mug there?", "describe what is in view"): the things in view it names, or all of
+    them when it names none by the robot's words for them ("I see a blue object."); '' when
+    nothing is in view or nothing was asked. What it says comes from the percept alone:
+    the model's own words about what it sees named colours that were not there."""
+    said = said_words(g.heard) if g.addressed else ''
+    if not g.objects or not said or not INTERROGATIVE.search(said):
+        return ''
+    words = {_stem(w) for w in content_words(said)}
+    names = [' '.join(str(n).split()).lower() for n in g.objects][:8]
+    named = [n for n in names if {_stem(w) for w in content_words(n)} & words]
+    things = [f'a {n}' for n in dict.fromkeys(named or names)][:limit]
+    if not things:
+        return ''
+    listed = things[0] if len(things) == 1 else f'{", ".join(things[:-1])} and {things[-1]}'
+    return f'I see {listed}.'
+
+
 def tied_first(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
     """`values` with those `tied_to` `about` first."""
     tied = tied_to(values, g, about)
@@ -1058,6 +1077,10 @@ class CandidateBuilder:
                                      ('memory', 'speech')
                                      + (('tied_first',) if i == 0 and linked else ())
                                      + (('related',) if term in near else ())))
+            seen = perceived_answer(g)
+            if seen:
+                out.append(Candidate(name, {key: seen}, _phrase(name, {key: seen}),
+                                     ('perceived', 'speech')))
             return out
         string_keys = [k for k, p in props.items()
                        if p.get('type') == 'string' and 'enum' not in p]

@@ -461,6 +461,11 @@ def memory_answer(c, m: Moment) -> float:
     return float('tied_first' in c.sources)
 
 
+def perceived(c, m: Moment) -> float:
+    """The answer names what is in view (`choice.perceived_answer`)."""
+    return float('perceived' in c.sources)
+
+
 def related_answer(c, m: Moment) -> float:
     """The answer is in the recalled line closest in meaning to what was said (the sentence
     model's reading, where `memory_answer` is the line sharing its words)."""
@@ -513,7 +518,7 @@ ACT_SCORERS: dict[str, Callable] = {
     'recall': recall, 'novel': novel, 'addressed': addressed,
     'named_act': named_act, 'memory_answer': memory_answer, 'referent': referent,
     'asks_what': asks_what, 'stance': stance, 'related_answer': related_answer,
-    'means': means, 'elsewhere': elsewhere,
+    'means': means, 'elsewhere': elsewhere, 'perceived': perceived,
 }
 HABITS = ('done', 'failed', 'tool_used', 'dull')
 WAIT_SCORERS: dict[str, Callable] = {
