@@ -398,3 +398,30 @@ def test_a_question_about_what_is_in_view_is_answered_from_the_percept():
     assert perceived_answer(Grounding(objects=['green jar'], heard='What a day, said Ann.',
                                       someone_there=True)) == ''
     assert perceived_answer(Grounding(**heard('What do you see?'))) == ''
+
+
+def test_the_answer_in_the_closest_line_is_the_name_it_gives_not_its_frame():
+    """"Who am I?" and the line 'My name is Yuki': the name the line gives as one, not the
+    word 'name' the model finds rarer."""
+    from maxim_core.deliberation.choice import related_values
+    line = 'A person said to me: "My name is Yuki."'
+    g = Grounding(heard='The user says: "Who am I, do you recall?"', addressed=True,
+                  recalled=[line, 'Hassan will come by tomorrow.'],
+                  related={line: 0.6, 'Hassan will come by tomorrow.': 0.2},
+                  surprise={'name': 9.0, 'yuki': 4.0, 'person': 2.0})
+    assert related_values(['name', 'yuki', 'person', 'hassan'], g, 'Who am I')[0] == 'yuki'
+
+
+def test_the_robots_own_earlier_words_are_no_answer_from_memory():
+    """Its own reply "Hi, my name is Maxim ... your name" kept by memory is closer to "Who am
+    I?" than the line the person said: the answer still comes from what it was told."""
+    from maxim_core.deliberation.choice import related_values, RESULT_FRAME
+    told = 'just now: The user says: "Hi Maxim, my name is Yuki."; respond worked'
+    mine = f'just now: {RESULT_FRAME.format(tool="respond")}Hi, my name is Maxim.; I want to ' \
+        'see your name.'
+    g = Grounding(heard='The user says: "Who am I, do you recall?"', addressed=True,
+                  name='Maxim', recalled=[told, mine], related={told: 0.27, mine: 0.28})
+    values = ['name', 'yuki', 'see']
+    assert related_values(values, g, 'Who am I, do you recall?')[0] in ('name', 'see')
+    assert related_values(values, g, 'Who am I, do you recall?',
+                          RESULT_FRAME.format(tool='respond')) == ['yuki', 'name']

@@ -51,6 +51,9 @@ from maxim_core.prompt.tools import as_tool_spec
 FREE_TEXT_PARAMS = frozenset({'text', 'thought', 'message', 'question', 'reply', 'answer',
                               'utterance', 'speech', 'content'})
 WAIT = 'wait and watch'
+# How a result of the robot's own act is told to it (and kept by memory): a line with this
+# frame and a speech tool holds the robot's own words, no thing it was told.
+RESULT_FRAME = 'Result of your {tool}: '
 NEUTRAL_PREFIX = 'So I'
 _TEMPLATE = re.compile(r'<[^>]*>|[{}\[\]]|\b(?:your|the) (?:target|command|reason|'
                        r'arguments?|tool)\b', re.IGNORECASE)
@@ -380,21 +383,34 @@ def tied_to(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
                                        order[v]))
 
 
-def related_values(values: Sequence[str], g: 'Grounding', about: str) -> list[str]:
+def related_values(values: Sequence[str], g: 'Grounding', about: str,
+                   own: str = '') -> list[str]:
     """Those of `values` in the recalled line the sentence model finds closest to what a
     person said (`g.related`), that neither the moment nor `about` holds, the most surprising
     to the model first: memory's answer to a question that shares no word with it ("Who am
-    I?" -> the line 'my name is Greta' -> 'greta', rarer than 'name' or 'said')."""
+    I?" -> the line 'my name is Greta' -> 'greta', rarer than 'name' or 'said'). A line that
+    holds `own` (the frame of the robot's own speech) is none."""
     if not g.related:
         return []
-    best = max(g.related, key=lambda ln: g.related[ln])
-    line = memory_content(best).lower()
     here = {_stem(w) for w in content_words(
         f'{g.scene} {g.percept} {g.goal} {g.heard} {g.name} {about} '
         f'{" ".join(g.names())}')}
-    near = [v for v in values if re.search(rf'\b{re.escape(v.lower())}\b', line)
-            and not ({_stem(w) for w in content_words(v)} or {_stem(v.lower())}) <= here]
-    return sorted(near, key=lambda v: -g.surprise.get(v, 0.0))
+
+    def held(text: str) -> list[str]:
+        return [v for v in values if re.search(rf'\b{re.escape(v.lower())}\b', text.lower())
+                and not ({_stem(w) for w in content_words(v)} or {_stem(v.lower())}) <= here]
+    # The closest line that holds a word the moment does not: a line that only restates the
+    # moment (the goal's own words, memory's note of them) answers nothing.
+    lines = [ln for ln in g.related if held(memory_content(ln)) and not (own and own in ln)]
+    if not lines:
+        return []
+    best = max(lines, key=lambda ln: g.related[ln])
+    told = memory_content(best)
+    near = held(told)
+    # A name the line gives as one (capitalised: "my name is Yuki") before a common word of
+    # it ('name'), then the word the model finds rarest.
+    proper = {w.lower() for w in re.findall(r'\b[A-Z][a-z]+\b', told)}
+    return sorted(near, key=lambda v: (v.lower() not in proper, -g.surprise.get(v, 0.0)))
 
 
 def perceived_answer(g: 'Grounding', limit: int = 3) -> str:
@@ -1059,7 +1075,9 @@ class CandidateBuilder:
             out = [Candidate(name, {key: ''}, _words(name), ('speech',), free_param=key)]
             # A word of memory's alone is an utterance only as the answer to a question:
             # what memory links to what was asked ("Password?" -> swordfish).
-            question = ' '.join(re.findall(r'[^.!?]*\?', g.heard))
+            # (The person's words, not the frame that tells who spoke: "the user says" would
+            # tie every line memory keeps of what the user said.)
+            question = ' '.join(re.findall(r'[^.!?"]*\?', said_words(g.heard)))
             # A question with no interrogative about a thing the robot knows asks for an act
             # on it ("Will you follow the red object?"), not for a word of memory's: a live
             # memory links some line to any question ("follow" -> "... with your eyes").
@@ -1071,7 +1089,10 @@ class CandidateBuilder:
             linked = tied_to(terms, g, question)[:2] if question else []
             # And what the line closest in meaning holds (the sentence model's reading):
             # both are proposed, the fit on the decision benchmark weighs each source.
-            near = related_values(terms, g, question)[:1] if question else []
+            # Not from a line of the robot's own earlier words ("Result of your respond:
+            # Hi, my name is Maxim" holds no name it was told).
+            near = related_values(terms, g, question,
+                                  RESULT_FRAME.format(tool=name))[:1] if question else []
             for i, term in enumerate(linked + [t for t in near if t not in linked]):
                 out.append(Candidate(name, {key: term}, _phrase(name, {key: term}),
                                      ('memory', 'speech')

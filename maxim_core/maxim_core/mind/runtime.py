@@ -28,6 +28,7 @@ import uuid
 from maxim_core.agent.loop import Percept, ToolRun
 from maxim_core.deliberation.choice import result_words
 from maxim_core.llm.backend import LLMError
+from maxim_core.deliberation.choice import RESULT_FRAME
 from maxim_core.mind.situation import HEARD_SOURCES
 
 RESULT_SOURCE = 'tool_result'
@@ -43,7 +44,7 @@ def result_percept(run: ToolRun) -> Percept:
         text = (f'Your action {run.tool} was blocked ({run.blocked_reason}). A '
                 'blocked action is final: do something else or nothing.')
     elif run.success:
-        text = f'Result of your {run.tool}: {result_words(run.output, 600)}'
+        text = f'{RESULT_FRAME.format(tool=run.tool)}{result_words(run.output, 600)}'
     else:
         text = f'Your {run.tool} failed: {run.error_msg[:300]}'
     return Percept(text, uuid.uuid4().hex[:12], RESULT_SOURCE)
