@@ -91,6 +91,13 @@ T = {
         'test': ['Which code opens the {d}?', 'Tell me the {d} code, if you recall it.',
                  'Any idea what the secret word for the {d} is?'],
     },
+    # Unquoted, as the text worlds tell it: the whole scene is what was heard.
+    'voice': {
+        'dev': ['The {d} is locked. Someone behind it calls out: {q}',
+                'A locked {d}. From the other side, a voice says: {q}'],
+        'test': ['The {d} will not budge, and a voice beyond it asks: {q}',
+                 'Shut {d}; somebody on its far side speaks up: {q}'],
+    },
     'memory_name': {
         'dev': ['Do you remember my name?', 'What is my name?'],
         'test': ['Who am I, do you recall?', 'Can you tell me my name?'],
@@ -369,6 +376,33 @@ class Maker:
             answer, distractor = d1, d2
             percept = f'{who} stands in front of me.'
         self.rng.shuffle(lines)
+        if kind == 'code' and self.rng.random() < 0.5:
+            # As the text worlds put it: the scene itself holds the question, a voice at a
+            # locked door; the world's speech answers it, and the lock takes a code too.
+            scene = self.phrase('voice').format(d=d1, q=text)
+            tools = [recall(), say(), scene_tool('open', d1), scene_tool('knock', d1),
+                     unlock_door(d1)]
+            # Half the time the robot has already let itself in with the code and not said
+            # it: the question still stands unanswered, and the lock wants nothing more.
+            recent, since = [], 0
+            if self.rng.random() < 0.5:
+                recent = [{'tool': f'unlock_{d1}', 'args': {'code': answer}, 'success': True,
+                           'result': f'The lock clicks: the {d1} is unlocked.', 'entity': d1,
+                           'state': {'locked': False, 'open': False}},
+                          {'tool': f'open_{d1}', 'args': {}, 'success': True,
+                           'result': f'The {d1} swings open.', 'entity': d1,
+                           'state': {'locked': False, 'open': True}}]
+                since = 2
+            return self.base('memory', percept=scene, scene=scene, recalled=lines,
+                             entities=[d1], tools=tools, recent=recent,
+                             acts_since_news=since, from_tool=bool(recent),
+                             goal=self.phrase('goal_through').format(d=d1),
+                             heard=scene, someone_there=True, addressed=True,
+                             acts_since_heard=since,
+                             right=[act('say', text=answer)],
+                             wrong=[act('say', text=distractor),
+                                    act(f'unlock_{d1}', code=distractor), WAIT]
+                             + ([act(f'unlock_{d1}', code=answer)] if recent else []))
         return self.base('memory', percept=percept, recalled=lines, **self.heard(text),
                          right=[act('respond', text=answer)],
                          wrong=[act('respond', text=distractor), WAIT])
