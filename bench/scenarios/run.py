@@ -3,6 +3,7 @@ benchmark's test families (bench/scenarios/generate.py), each on the real model 
 seeds, through `./maxim scenario suite --live` (the runner every scenario uses).
 
     ./maxim bench scenarios [--set generated|shipped] [--seeds 1 2] [--per-family 3]
+                            [--model smollm2]
                             [--scenario-seed 11] [--quick]
 
 It prints the pass rate per family and seed and writes bench/results/scenarios-<set>-<commit>-
@@ -39,10 +40,13 @@ def commit() -> str:
         return 'unknown'
 
 
-def suite(names: list[str], seeds: list[int], live: bool, out: Path, timeout_s: float) -> dict:
-    """`./maxim scenario suite` on `names` (files or shipped names); its suite.json."""
+def suite(names: list[str], seeds: list[int], live: bool, out: Path, timeout_s: float,
+          model: str = '') -> dict:
+    """`./maxim scenario suite` on `names` (files or shipped names), on `model` (a GGUF or a
+    packaged model's name; default the embedded one); its suite.json."""
     cmd = [str(ROOT / 'maxim'), 'scenario', 'suite', *names, '--seeds', *map(str, seeds),
-           '--out-dir', str(out)] + (['--live'] if live else [])
+           '--out-dir', str(out)] + (['--live'] if live else []) + \
+        (['--model', model] if model else [])
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     proc = subprocess.run(cmd, cwd=ROOT, env=env, timeout=timeout_s, text=True,
                           capture_output=True)
@@ -74,6 +78,8 @@ def main(argv=None) -> int:
     ap.add_argument('--quick', action='store_true',
                     help='one scenario per family, one seed')
     ap.add_argument('--timeout', type=float, default=5400.0, help='for the whole suite, s')
+    ap.add_argument('--model', default='',
+                    help='GGUF file or packaged model (smollm2); default: the embedded model')
     a = ap.parse_args(argv)
     per, seeds = (1, a.seeds[:1]) if a.quick else (a.per_family, a.seeds)
     made = generate.generate(per, a.scenario_seed) if a.set != 'shipped' else []
@@ -83,11 +89,11 @@ def main(argv=None) -> int:
         # The suite's default (no names) is every shipped scenario.
         names = [str(p) for p in generate.write(made, tmp / 'generated')]
         t0 = time.monotonic()
-        live = suite(names, seeds, True, tmp / 'live', a.timeout)
+        live = suite(names, seeds, True, tmp / 'live', a.timeout, a.model)
         spent = time.monotonic() - t0
     fams = by_family(live['runs'], family_of)
     run = {'benchmark': 'scenarios', 'set': a.set, 'commit': commit(),
-           'model': live.get('model', 'gemma-3-270m-q4_k_m.gguf'), 'seeds': seeds,
+           'model': live.get('model') or a.model or 'gemma-3-270m-q4_k_m.gguf', 'seeds': seeds,
            'scenario_seed': a.scenario_seed, 'per_family': per,
            'time': time.strftime('%Y-%m-%dT%H:%M:%S'), 'live_s': round(spent, 1),
            'passed': live['passed'], 'runs_total': len(live['runs']),
@@ -101,7 +107,8 @@ def main(argv=None) -> int:
     print(f'live: {run["passed"]} of {run["runs_total"]} runs passed ({run["rate"]:.2f}); '
           f'per seed: {run["per_seed"]}')
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / (f'scenarios-{a.set}-{run["commit"]}-seeds'
+    tag = f'-{Path(a.model).stem.lower()}' if a.model else ''
+    out = RESULTS / (f'scenarios-{a.set}{tag}-{run["commit"]}-seeds'
                      f'{"-".join(map(str, seeds))}.json')
     out.write_text(json.dumps(run, indent=1) + '\n')
     print(f'results -> {out.relative_to(ROOT)}')

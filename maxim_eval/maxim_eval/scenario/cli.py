@@ -15,6 +15,7 @@ every run passed, 1 when some failed with a stated reason, 2 when a run could no
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -107,10 +108,12 @@ def cmd_suite(args) -> int:
     finally:
         if backend is not None:
             backend.close()
+    if args.live:
+        from maxim_core.llm.model import resolve_model
+        suite['model'] = os.path.basename(resolve_model(args.model))
     text = suite_summary(suite)
     print(text)
     if args.out_dir:
-        import os
         os.makedirs(args.out_dir, exist_ok=True)
         with open(os.path.join(args.out_dir, 'suite.json'), 'w', encoding='utf-8') as f:
             json.dump(suite, f, indent=2, default=str)
