@@ -128,10 +128,9 @@ class Moment:
         # poses its problem; waiting changes nothing in it.
         goal_named = {t for t in self.things | set(self.states)
                       if {ch._stem(w) for w in ch.content_words(t)} & self.goal_only}
-        worked = any(r.success and not r.introspection for r in g.recent)
         self.step_left = bool(g.goal) and not self.settled and (
             bool(goal_named & self.pending) or any(
-                ch.verb_on(c.tool, t) and (not worked or t not in self.states
+                ch.verb_on(c.tool, t) and (self.last_success < 0 or t not in self.states
                                            and c.tool not in tried)
                 for c in self.cands if c.tool is not None and id(c) not in shunned
                 for t in goal_named))
