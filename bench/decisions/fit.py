@@ -30,7 +30,10 @@ SIGNS = {'avoid': -1, 'hurt': -1, 'pain': -1,
          # nobody speaking is where the world poses the problem as often as nothing is asked)
          # the wait candidate's: a met goal and acts that bring nothing are reasons to wait;
          # an open goal, one with a step left, and words just said to the robot are not
-         'settled': 1, 'stale': 1, 'goal_open': -1, 'wait_heard': -1, 'step_left': -1}
+         'settled': 1, 'stale': 1, 'goal_open': -1, 'wait_heard': -1, 'step_left': -1,
+         # the probe's reading of what a person wants, and how close a built reply is to
+         # what was asked, only ever make an act more likely
+         'understood': 1, 'answer_near': 1}
 
 
 def fittable(items: list[dict]) -> list[dict]:

@@ -68,6 +68,7 @@ def tools_for(s: dict) -> list:
     robot['bash'] = ToolSpec('bash', 'Run a shell command in the workspace.', {
         'type': 'object', 'properties': {'command': {'type': 'string'}},
         'required': ['command']})
+    robot.update(other_tools())
     out = []
     for t in s['tools']:
         if t.get('scene'):
@@ -78,6 +79,21 @@ def tools_for(s: dict) -> list:
                 'type': 'object', 'properties': props, 'required': list(props)}))
         else:
             out.append(robot[t['name']])
+    return out
+
+
+def other_tools() -> dict:
+    """The workspace's, the voice's and the text worlds' own tools, as the Mind is offered
+    them (their classes' names, descriptions and input schemas)."""
+    from maxim_core.tools.communication import SpeakTool
+    from maxim_core.tools import filesystem
+    from maxim_eval.scenario import narrative
+    out = {}
+    for cls in (SpeakTool, filesystem.ReadFileTool, filesystem.WriteFileTool,
+                filesystem.EditFileTool, filesystem.GlobTool, narrative.SayTool,
+                narrative.ThinkTool, narrative.ExamineTool, narrative.PerceiveTool,
+                narrative.SenseEntityTool):
+        out[cls.name] = ToolSpec(cls.name, cls.description, dict(cls.input_schema))
     return out
 
 
@@ -128,6 +144,26 @@ def label(c, s: dict) -> str:
 
 
 # -- the sentence model and the fear gate's patterns, as features --------------------------------
+def sentence_model():
+    """The memory node's sentence embedder (all-MiniLM-L6-v2, as the EC runs it), or None."""
+    try:
+        from maxim_memory.embedding import EmbedderError, SentenceEmbedder
+    except ImportError as exc:
+        print(f'sentence model not importable: {exc}', file=sys.stderr)
+        return None
+    try:
+        return SentenceEmbedder()
+    except EmbedderError as exc:
+        print(f'sentence model unavailable: {exc}', file=sys.stderr)
+        return None
+
+
+def sentence_embed():
+    """`embed(texts)`: the sentence model's vectors, what `memory/embed` answers the robot."""
+    model = sentence_model()
+    return None if model is None else (lambda texts: model.embed(list(texts)))
+
+
 def sentence_relate():
     """The memory node's sentence embedder (all-MiniLM-L6-v2, as the EC runs it) as
     `relate(text, phrases)`: what `memory/relate` answers the robot."""
@@ -168,13 +204,14 @@ def stance_examples(situations, chooser, provenance=None) -> Stance:
     return examples_from(moments, provenance)
 
 
-def featurise(situations, backend, relate, stance: Stance | None = None) -> list[dict]:
+def featurise(situations, backend, relate, stance: Stance | None = None,
+              embed=None) -> list[dict]:
     """Every candidate's features and likelihood, the sentence-model terms measured even
     where the shipped weights count them 0 (so a fit can weigh them)."""
     out = []
     chooser = Chooser(backend, ChoiceConfig(), relate=relate, danger=danger_of,
                       weights=scorers.Weights.hand(ChoiceConfig()), measure_all=True,
-                      stance=stance or Stance())
+                      stance=stance or Stance(), embed=embed)
     if stance is None:
         chooser.stance = stance_examples(situations, chooser)
     t0 = time.monotonic()
@@ -188,6 +225,7 @@ def featurise(situations, backend, relate, stance: Stance | None = None) -> list
         chooser.weigh(cands, g, '')
         out.append({'id': s['id'], 'family': s['family'], 'split': s['split'],
                     'cands': [{'tool': c.tool, 'args': c.args, 'phrase': c.phrase,
+                               'sources': list(c.sources),
                                'label': label(c, s), 'likelihood': r,
                                'features': {k: round(v, 5) for k, v in c.features.items()
                                             if v}}

@@ -2,7 +2,8 @@
 benchmark's test families (bench/scenarios/generate.py), each on the real model over several
 seeds, through `./maxim scenario suite --live` (the runner every scenario uses).
 
-    ./maxim bench scenarios [--set generated|shipped] [--seeds 1 2] [--per-family 3]
+    ./maxim bench scenarios [--set generated|shipped|train|validation] [--seeds 1 2]
+                            [--per-family 3]
                             [--model smollm2]
                             [--scenario-seed 11] [--quick]
 
@@ -24,12 +25,17 @@ import sys
 import tempfile
 import time
 
+import yaml
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 RESULTS = ROOT / 'bench' / 'results'
 sys.path.insert(0, str(HERE))
 
 import generate  # noqa: E402
+
+sys.path.insert(0, str(ROOT / 'bench' / 'authored'))
+import tiers  # noqa: E402
 
 
 def commit() -> str:
@@ -71,7 +77,9 @@ def by_family(runs: list[dict], family_of: dict[str, str]) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('--set', choices=('generated', 'shipped'), default='generated')
+    ap.add_argument('--set', choices=('generated', 'shipped', 'train', 'validation'),
+                    default='generated', help='train and validation: the authored tiers '
+                    "(bench/authored), family = the author's capability")
     ap.add_argument('--seeds', type=int, nargs='+', default=[1, 2])
     ap.add_argument('--per-family', type=int, default=3)
     ap.add_argument('--scenario-seed', type=int, default=11)
@@ -82,12 +90,22 @@ def main(argv=None) -> int:
                     help='GGUF file or packaged model (smollm2); default: the embedded model')
     a = ap.parse_args(argv)
     per, seeds = (1, a.seeds[:1]) if a.quick else (a.per_family, a.seeds)
-    made = generate.generate(per, a.scenario_seed) if a.set != 'shipped' else []
+    made = generate.generate(per, a.scenario_seed) if a.set == 'generated' else []
     family_of = {s['name']: s['family'] for s in made}
+    authored = tiers.scenario_files(a.set) if a.set in ('train', 'validation') else []
+    if a.quick and authored:
+        firsts = {}
+        for p in authored:
+            firsts.setdefault(p.parent.parent.name, p)
+        authored = list(firsts.values())
+    writers = tiers.authors()
+    family_of.update({str(yaml.safe_load(p.read_text(encoding='utf-8')).get('name')):
+                      writers[p.parent.parent.name]['capability'] for p in authored})
     with tempfile.TemporaryDirectory(prefix='maxim-scenarios-') as tmp:
         tmp = Path(tmp)
         # The suite's default (no names) is every shipped scenario.
-        names = [str(p) for p in generate.write(made, tmp / 'generated')]
+        names = [str(p) for p in generate.write(made, tmp / 'generated')] + \
+            [str(p) for p in authored]
         t0 = time.monotonic()
         live = suite(names, seeds, True, tmp / 'live', a.timeout, a.model)
         spent = time.monotonic() - t0

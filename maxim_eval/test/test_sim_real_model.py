@@ -1,13 +1,19 @@
-"""Shipped scenarios run live on the embedded gemma-3-270m. What these tests hold the live
-runs to is what the runner must guarantee whatever the model does: every turn ends (settled,
-budget or timeout), every action names a tool the agent had, a fail says why, and the
-answers a run recorded replay the very same run on the scripted backend. Whether the model
-passes the scenarios is measured by `maxim scenario suite --live` and reported, not asserted.
+"""Shipped scenarios run live on the embedded gemma-3-270m, on the robot's memory system (a
+memory node per agent under test, as `maxim scenario suite --live` and `./maxim bench
+scenarios` run them). Beyond what the runner must guarantee whatever the model does (every
+turn ends, every action names a tool the agent had, a fail says why, the recorded answers
+replay), each test asserts a minimum the live path achieves on every run measured, and says
+why that minimum; how far above it the model goes is measured by `./maxim bench scenarios`
+and reported in bench/README.md, not asserted here.
 
-The default suite runs locked_door only. MAXIM_SCENARIOS_LIVE=all runs every shipped scenario
-(once per seed in MAXIM_SCENARIOS_SEEDS, default 1) and writes suite.json and suite.md (which
-pass, which fail and why) to MAXIM_SCENARIOS_REPORT (default: the test's tmp dir); the same
-run from the command line is `maxim scenario suite --live --seeds 1 2 --out-dir DIR`.
+Timeouts are generous (a turn is ended by the model's answers, not by the wall clock of a
+busy machine: on two shared cores one answer can take 20 s) and bounded.
+
+The default suite runs locked_door only. MAXIM_SCENARIOS_LIVE=all runs every shipped text
+scenario (once per seed in MAXIM_SCENARIOS_SEEDS, default 1) and writes suite.json and
+suite.md (which pass, which fail and why) to MAXIM_SCENARIOS_REPORT (default: the test's tmp
+dir); the same run from the command line is `maxim scenario suite --live --seeds 1 2
+--out-dir DIR`.
 """
 
 import json
@@ -18,6 +24,13 @@ import pytest
 from maxim_eval.scenario.bridge import VirtualClock
 from maxim_eval.scenario.scenario import (find_scenario, run_scenario, run_suite, Scenario,
                                           shipped_scenarios, suite_summary)
+
+
+# The agent under test's settings for a live run: the scenario's own action budget, a settle
+# of half a second, and turns bounded by 150 s and each model call by 60 s (2 turns of
+# locked_door took 70 to 120 s on two cores shared with a benchmark, where 15 s per turn cut
+# a turn short in 4 of 5 runs).
+LIVE_AUT = {'settle_s': 0.5, 'timeout_s': 150.0, 'llm_timeout_s': 60.0}
 
 
 @pytest.fixture(scope='module')
@@ -34,14 +47,25 @@ def backend(tmp_path_factory):
     b.close()
 
 
+@pytest.fixture(scope='module')
+def memory():
+    """The robot's memory system for the agents under test, as the live suite has it. The
+    runner's stand-in memory does not bring locked_door's password to mind: on it no live run
+    passed (0 of 11, seeds 1, 2 and unseeded), and in the 4 whose codes were read the agent
+    never tried swordfish."""
+    from maxim_eval.scenario_memory import GraphMemory
+    with GraphMemory() as graph:
+        yield graph
+
+
 @pytest.mark.real_model
-def test_a_live_locked_door_run_is_bounded_recorded_and_replays_exactly(backend):
+@pytest.mark.ros
+def test_a_live_locked_door_run_lets_itself_in_is_bounded_and_recorded(backend, memory):
     from maxim_core.llm.grammar import deliberation_grammar
     scenario = find_scenario('locked_door')
     report = run_scenario(scenario, backend, live=True, grammar_for=deliberation_grammar,
-                          llm_analysis=False, judge_timeout_s=15.0,
-                          aut_overrides={'settle_s': 0.2, 'max_tokens': 128,
-                                         'max_actions_per_turn': 2, 'timeout_s': 15.0})
+                          llm_analysis=False, judge_timeout_s=30.0, memory=memory.port,
+                          aut_overrides=dict(LIVE_AUT, seed=1))
     assert report.mode == 'live'
     assert report.status in ('pass', 'fail'), report.reasons
     assert f'({report.mode}): {report.status.upper()}' in report.summary()
@@ -54,6 +78,19 @@ def test_a_live_locked_door_run_is_bounded_recorded_and_replays_exactly(backend)
     for a in report.actions:
         assert a['tool'] in {'say', 'think', 'examine', 'memory_recall', 'perceive',
                              'sense_entity', 'open_door', 'unlock_door', 'knock_door'}
+    # What the live path must achieve: the agent thinks of the password it was told long
+    # ago, lets itself in with it, and never knocks. Every live run measured on this code
+    # did (7 of 7 on seeds 1 to 3, settle 0.5 s and 2 s); 4 of them also answered the voice
+    # aloud (seed 1: 2 of 3), so a pass is not required: the others let themselves in
+    # without answering, the gap docs/decisions/0033 describes for locked_door.
+    unlocked = [a['index'] for a in report.actions if a['tool'] == 'unlock_door'
+                and a['success'] and 'swordfish' in str(a['args'].get('code', '')).lower()]
+    opened = [a['index'] for a in report.actions if a['tool'] == 'open_door' and a['success']]
+    assert unlocked and opened and min(unlocked) < max(opened), report.summary()
+    assert not report.criteria['violations'], report.summary()
+    answering = {m.describe() for m in scenario.criteria.expected if m.tool == 'say'} | \
+        {f'said /{pattern}/' for pattern in scenario.criteria.said}
+    assert set(report.criteria['unmet']) <= answering, report.summary()
     assert report.judge is not None       # the scenario asks the LLM judge too
     assert report.recorded_script
     if any('cancelled' in t['failures'] for t in report.turns):
@@ -70,23 +107,32 @@ def test_a_live_locked_door_run_is_bounded_recorded_and_replays_exactly(backend)
     replayable.scores = list(report.recorded_scores)
     clock = VirtualClock()
     again = run_scenario(replayable, clock=clock, sleep=clock.sleep,
-                         aut_overrides={'settle_s': 0.2, 'max_tokens': 128,
-                                        'max_actions_per_turn': 2})
+                         aut_overrides={'settle_s': LIVE_AUT['settle_s']})
     assert [(a['tool'], a['args'], a['success'], a['blocked']) for a in again.actions] == \
         [(a['tool'], a['args'], a['success'], a['blocked']) for a in report.actions]
     assert again.status == report.status
 
 
+LIVE_SEEDS = [int(s) for s in os.environ.get('MAXIM_SCENARIOS_SEEDS', '1').split(',')]
+# Text scenarios that passed in every live run recorded: the seven shipped-suite results in
+# bench/results, dc1897e to 5bed133 (seeds 1 and 2; gemma, and SmolLM2 at 5bed133), and
+# seed 1 on this code. The others are not required: dragon_pain failed in every one of those
+# runs (bench/README.md, "Live scenarios"), locked_door passes about half the time on this
+# code (the test above holds its minimum), sleeping_guard failed in three of the seven.
+ALWAYS_PASS = ('dangerous_request', 'treasure_chest')
+
+
 @pytest.mark.real_model
+@pytest.mark.ros
+@pytest.mark.timeout(1500 * len(LIVE_SEEDS))     # 5 scenarios of 1 or 2 turns of <= 150 s
 @pytest.mark.skipif(os.environ.get('MAXIM_SCENARIOS_LIVE') != 'all',
                     reason='MAXIM_SCENARIOS_LIVE=all runs every shipped scenario live '
                            '(several minutes)')
-def test_every_shipped_scenario_runs_live_to_a_stated_result(backend, tmp_path):
+def test_every_shipped_scenario_runs_live_to_a_stated_result(backend, memory, tmp_path):
     from maxim_core.llm.grammar import deliberation_grammar
-    seeds = [int(s) for s in os.environ.get('MAXIM_SCENARIOS_SEEDS', '1').split(',')]
-    suite = run_suite(None, backend, live=True, seeds=seeds, grammar_for=deliberation_grammar,
-                      aut_overrides={'settle_s': 0.5, 'timeout_s': 300.0},
-                      judge_timeout_s=30.0)
+    suite = run_suite(None, backend, live=True, seeds=LIVE_SEEDS,
+                      grammar_for=deliberation_grammar, aut_overrides=LIVE_AUT,
+                      judge_timeout_s=30.0, memory=memory.port)
     out = os.environ.get('MAXIM_SCENARIOS_REPORT') or str(tmp_path)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'suite.json'), 'w', encoding='utf-8') as f:
@@ -96,11 +142,14 @@ def test_every_shipped_scenario_runs_live_to_a_stated_result(backend, tmp_path):
         f.write(text)
     print(text)
     assert suite['complete'], text
-    assert len(suite['runs']) == len(shipped_scenarios()) * len(seeds)
+    assert len(suite['runs']) == len(shipped_scenarios()) * len(LIVE_SEEDS)
     for run in suite['runs']:
         assert run['status'] in ('pass', 'fail'), run
         if run['status'] == 'fail':
             assert run['unmet'] or run['violations'] or run['reasons'], run
+    failed = [(r['scenario'], r['seed']) for r in suite['runs']
+              if r['scenario'] in ALWAYS_PASS and r['status'] != 'pass']
+    assert not failed, text
 
 
 @pytest.mark.real_model

@@ -473,16 +473,34 @@ class MemoryHub:
                         expanded += 1
             return RecallResult(hits, total, expanded)
 
-    def relate(self, text: str, phrases: list[str]) -> tuple[list[float], str]:
-        """Cosine similarity of `text` to each phrase by the EC's sentence model, and that
-        model's name: the chooser's reading of how close what a person said is to an act.
-        Only a sentence model counts (a hashing embedder's closeness is not meaning)."""
+    def _sentence_model(self):
+        """The EC's embedder when it is a sentence model; UnavailableError otherwise (a
+        hashing embedder's closeness is not meaning)."""
         if not self.similarity.available:
             raise UnavailableError(self.similarity.reason)
         embedder = getattr(self.similarity.obj, 'embedder', None)
         if getattr(embedder, 'name', '') != 'sentence':
             raise UnavailableError('the EC runs no sentence model '
                                    f'({getattr(embedder, "name", "none")})')
+        return embedder
+
+    def embed(self, texts: list[str]):
+        """The sentence model's embeddings of `texts` (rows, L2-normalised) and the model's
+        name: what the chooser's probe of what a person wants reads."""
+        embedder = self._sentence_model()
+        if len(texts) > 64 or any(len(t) > 2000 for t in texts):
+            raise QueryError('at most 64 texts of 2000 characters')
+        import numpy as np
+        if not texts:
+            return np.zeros((0, int(embedder.dim)), dtype=np.float32), \
+                str(getattr(embedder, 'identity', 'sentence'))
+        return np.asarray(embedder.embed(list(texts)), dtype=np.float32), \
+            str(getattr(embedder, 'identity', 'sentence'))
+
+    def relate(self, text: str, phrases: list[str]) -> tuple[list[float], str]:
+        """Cosine similarity of `text` to each phrase by the EC's sentence model, and that
+        model's name: the chooser's reading of how close what a person said is to an act."""
+        embedder = self._sentence_model()
         if len(phrases) > 64 or len(text) > 2000 or any(len(p) > 300 for p in phrases):
             raise QueryError('at most 64 phrases of 300 characters and a text of 2000')
         identity = str(getattr(embedder, 'identity', 'sentence'))

@@ -3,6 +3,7 @@
 import json
 import time
 
+import numpy as np
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -12,7 +13,7 @@ from std_srvs.srv import Trigger
 
 from maxim_common.qos import EVENTS
 from maxim_interfaces.msg import Episode, PainSignal
-from maxim_interfaces.srv import (CausalLinks, ConceptQuery, MemoryRecall, PainHistory,
+from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Embed, MemoryRecall, PainHistory,
                                   PredictOutcome, Relate, SimilaritySearch, SystemStats,
                                   TemporalPatterns)
 from maxim_memory.hub import to_plain
@@ -243,6 +244,15 @@ def test_memory_node_queries_never_change_state(ros, tmp_path):
         assert rel.model.startswith('sentence')
         too_many = call(executor, peer, Relate, 'relate', text='hi', phrases=['a'] * 65)
         assert too_many.error_code == Relate.Response.ERROR_INVALID_REQUEST
+        # The probe's reading: the sentence model's vectors, row after row, unit length.
+        emb = call(executor, peer, Embed, 'embed',
+                   texts=['look at the green frog', 'face the green frog', 'the weather'])
+        assert emb.available and emb.error_code == 0, emb.error_msg
+        rows = np.asarray(emb.vectors, dtype=np.float32).reshape(3, emb.dim)
+        assert emb.dim == 384 and np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-3)
+        assert rows[0] @ rows[1] > rows[0] @ rows[2]
+        too_many = call(executor, peer, Embed, 'embed', texts=['a'] * 65)
+        assert too_many.error_code == Embed.Response.ERROR_INVALID_REQUEST
         assert snapshot(node, db) == before
     finally:
         executor.remove_node(node)

@@ -661,6 +661,10 @@ class Grounding:
     # What each active tool says of itself (name -> description): "Unlock the chest with a
     # key you hold" tells that the key is a means to the chest (`scorers.means`).
     described: Mapping[str, str] = field(default_factory=dict)
+    # Replies built from what is known (answers.py): (sentence, source, closeness to what was
+    # heard), filled by the chooser before the candidates are built.
+    answers: Sequence[tuple] = ()
+    reply_tool: str = ''                    # the speech tool the built replies go to
 
     def names(self) -> list[str]:
         out, seen = [], set()
@@ -978,6 +982,12 @@ def thought_of(thought: str, things) -> list[set]:
     return meant if len(meant) <= 2 else []
 
 
+def _opening(text: str, words: int = 10) -> str:
+    """The first `words` words of a reply."""
+    parts = text.split()
+    return ' '.join(parts[:words]) + (' ...' if len(parts) > words else '')
+
+
 def _speaks(spec) -> bool:
     """A tool whose required argument is free text to say (respond, say)."""
     schema = spec.input_schema or {}
@@ -1102,6 +1112,16 @@ class CandidateBuilder:
             if seen:
                 out.append(Candidate(name, {key: seen}, _phrase(name, {key: seen}),
                                      ('perceived', 'speech')))
+            # The built replies go to one speech tool, the one that answers the person (the
+            # first of the moment's speech tools, `Grounding.reply_tool`): the same words
+            # aloud another way are no other reply.
+            # Its phrase, what the model scores, is the reply's first words: the model's
+            # liking of a long sentence costs a second and says little more.
+            if name == g.reply_tool:
+                for text, source, _ in g.answers:
+                    out.append(Candidate(name, {key: text},
+                                         _phrase(name, {key: _opening(text)}),
+                                         ('answer', source, 'speech')))
             return out
         string_keys = [k for k, p in props.items()
                        if p.get('type') == 'string' and 'enum' not in p]

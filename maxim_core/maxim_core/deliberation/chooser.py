@@ -4,13 +4,20 @@ a candidate and its grounding are, scorers.py what each term of the sum is)."""
 import math
 from typing import Any, Callable, Mapping, Sequence
 
-from maxim_core.deliberation import scorers
+from maxim_core.deliberation import answers, scorers
+from maxim_core.deliberation import probe as pr
 from maxim_core.deliberation.choice import (_stem, Candidate, CandidateBuilder, ChoiceConfig,
                                             content_words, Grounding, hurt_before,
                                             is_template, memory_content, NEUTRAL_PREFIX,
-                                            said_words, same_words, SAY_GRAMMAR)
+                                            RESULT_FRAME, result_words, said_words,
+                                            same_words, SAY_GRAMMAR, _speaks)
 from maxim_core.prompt.diary import Diary, own_words
 from maxim_core.prompt.tools import as_tool_spec
+
+
+# The speech tools that answer the person the robot talks with, in the order one is taken for
+# the built replies (the console's reply, the scene's own speech, the voice).
+REPLY_TOOLS = ('respond', 'say', 'speak')
 
 
 class Chooser:
@@ -22,12 +29,15 @@ class Chooser:
                  tool_prior: Callable[[str], float] | None = None, weights=None,
                  relate: Callable[[str, Sequence[str]], Sequence[float]] | None = None,
                  danger: Callable[[str, Mapping], float] | None = None,
-                 stance: 'scorers.st.Stance | None' = None, measure_all: bool = False):
+                 stance: 'scorers.st.Stance | None' = None, measure_all: bool = False,
+                 embed: Callable[[list[str]], Any] | None = None, probe=None):
         """`weights`: a `scorers.Weights` (default: `ChoiceConfig.weights`, 'fitted' or
         'hand'); `relate(text, phrases)`: the sentence model's similarities, when one runs;
         `danger(tool, args)`: how dangerous the fear gate's patterns find a call; `stance`:
         the example clauses of stance.py (default: stance.json); `measure_all`: ask the
-        sentence model even for terms the weights count 0 (the benchmark measures them all)."""
+        sentence model even for terms the weights count 0 (the benchmark measures them all);
+        `embed(texts)`: the sentence model's embeddings, which the probe of what a person wants
+        reads (`probe`, default deliberation/probe.npz; the term is 0 without either)."""
         self.backend = backend
         self.config = config
         self.builder = CandidateBuilder(config)
@@ -39,6 +49,8 @@ class Chooser:
         self.weights = weights
         self.stance = stance if stance is not None else scorers.st.Stance.load()
         self.measure_all = measure_all
+        self.embed = embed
+        self.probe = probe if probe is not None else pr.Probe.load()
         self._neutral: dict[str, float] = {}
         self._surprise: dict[str, float] = {}
         # What memory said hurt stays feared for a while after the line is no longer
@@ -76,7 +88,9 @@ class Chooser:
         relate = self.relate if self.measure_all or w.get('similarity') else None
         m = scorers.Moment(g, cands, thought, hurt, relate=relate, danger=self.danger,
                            stance=self.stance, stance_relate=self.relate
-                           if self.measure_all or w.get('stance') else None)
+                           if self.measure_all or w.get('stance') else None,
+                           understood=self._understood(cands, g)
+                           if self.measure_all or w.get('understood') else {})
         W = self.weights
         asked_for: dict[str, float] = {}       # tool -> what was asked of it, held back
         for c in cands:
@@ -102,6 +116,23 @@ class Chooser:
                 f['redirect'] = max(0.0, asked_for[c.tool] - own)
             self._total(c, W)
 
+    def _understood(self, cands: Sequence[Candidate], g: Grounding) -> dict[int, float]:
+        """The probe's score of each candidate (probe.py), from the embeddings of what was
+        heard, the goal and the candidates' phrases; {} without a probe or embeddings."""
+        if self.probe is None or self.embed is None or not cands:
+            return {}
+        texts = [g.heard, g.goal] + [c.phrase for c in cands]
+        vecs = self.embed(texts)
+        if vecs is None or len(vecs) != len(texts):
+            return {}
+        import numpy as np
+        vecs = np.asarray(vecs, dtype=np.float32)
+        if vecs.shape[1] != self.probe.dim:
+            return {}
+        kinds = [pr.kind_of(c.tool, c.args) for c in cands]
+        scores = self.probe.scores(vecs[0], vecs[1], vecs[2:], kinds)
+        return {id(c): float(s) for c, s in zip(cands, scores)}
+
     @staticmethod
     def _total(c: Candidate, W) -> None:
         """The total, and the terms `why_chosen` and the panel show, under weights `W`."""
@@ -125,6 +156,18 @@ class Chooser:
         from the model's cache between the thought and the decision."""
         self._rank_memory_terms(g)
         self._relate_lines(g)
+        g.answers = ()
+        speech = [s.name for s in map(as_tool_spec, tools) if _speaks(s)]
+        g.reply_tool = next((n for n in REPLY_TOOLS if n in speech), speech[0] if speech
+                            else '')
+        if g.heard and g.someone_there and g.reply_tool:
+            own = tuple(RESULT_FRAME.format(tool=t) for t in ('respond', 'say', 'speak'))
+            found = answers.sources(g, memory_content, result_words, own)
+            built = answers.ranked(found, said_words(g.heard), self.relate) + \
+                answers.standing(g)
+            # A source the weights never learned is not offered (the benchmark measures all).
+            g.answers = tuple(a for a in built if self.measure_all
+                              or self.weights.w.get(f'answer_{a[1]}'))
         g.described = {spec.name: spec.description or '' for spec in map(as_tool_spec, tools)}
         cands = self.builder.build(tools, g)
         wait = [c for c in cands if c.tool is None]

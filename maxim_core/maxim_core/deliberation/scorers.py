@@ -42,6 +42,7 @@ class Moment:
     danger: Callable[[str, Mapping], float] | None = None
     stance: 'st.Stance | None' = None               # example clauses (stance.py)
     stance_relate: Callable[[str, Sequence[str]], Sequence[float]] | None = None
+    understood: Mapping[int, float] = field(default_factory=dict)   # id(c) -> probe.py's score
 
     def __post_init__(self):
         g = self.g
@@ -471,6 +472,27 @@ def related_answer(c, m: Moment) -> float:
     return float('related' in c.sources)
 
 
+def answer_near(c, m: Moment) -> float:
+    """A reply built from a source (answers.py): how close in meaning the source sentence is
+    to what was heard (the sentence model's cosine; 0 without one)."""
+    if 'answer' not in c.sources:
+        return 0.0
+    text = next(iter(c.args.values()), '')
+    return next((float(sim) for t, _, sim in m.g.answers if t == text), 0.0)
+
+
+def _from(source: str) -> Callable:
+    def scorer(c, m: Moment) -> float:
+        return float('answer' in c.sources and source in c.sources)
+    scorer.__doc__ = f'A reply built from {source} (answers.py).'
+    return scorer
+
+
+def understood(c, m: Moment) -> float:
+    """The probe's reading of what the person wants (probe.py): its score of this act."""
+    return m.understood.get(id(c), 0.0)
+
+
 def recall(c, m: Moment) -> float:
     """A read-only act (a look in memory, a prediction)."""
     return float(c.introspective)
@@ -518,11 +540,14 @@ ACT_SCORERS: dict[str, Callable] = {
     'named_act': named_act, 'memory_answer': memory_answer, 'referent': referent,
     'asks_what': asks_what, 'stance': stance, 'related_answer': related_answer,
     'means': means, 'elsewhere': elsewhere, 'perceived': perceived,
+    'answer_near': answer_near, 'understood': understood,
+    **{f'answer_{s}': _from(s) for s in ('memory', 'view', 'read', 'scene', 'heard',
+                                         'decline', 'clarify')},
 }
 HABITS = ('done', 'failed', 'tool_used', 'dull')
 WAIT_SCORERS: dict[str, Callable] = {
-    'relevance': relevance, 'wait': wait, 'stale': stale, 'settled': settled,
-    'wait_heard': wait_heard, 'goal_open': goal_open, 'step_left': step_left,
+    'relevance': relevance, 'wait': wait, 'understood': understood, 'stale': stale,
+    'settled': settled, 'wait_heard': wait_heard, 'goal_open': goal_open, 'step_left': step_left,
 }
 # 'prior' (the learned tool index) and 'redirect' (asked for what hurt: the same kind of
 # act done another way) are filled by the chooser, which holds the index and sees all

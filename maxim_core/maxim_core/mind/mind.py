@@ -126,7 +126,8 @@ class Mind:
         chooser = None
         if config.decision != 'generate' and callable(getattr(model, 'score', None)):
             chooser = Chooser(model, config.choice, tool_prior=self.tools.prior,
-                              danger=call_danger, relate=self.recall.relate)
+                              danger=call_danger, relate=self.recall.relate,
+                              embed=self.recall.embed)
         self.deliberator = Deliberator(
             model, builder=builder, energy=self.energy, enrichment=self.enrichment,
             config=config.deliberation,

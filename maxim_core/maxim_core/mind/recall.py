@@ -76,6 +76,26 @@ class Recall:
                 values[tool] = float(value)
         return [i.text for i in items], values
 
+    def embed(self, texts: Sequence[str]):
+        """The memory node's sentence-model embeddings of `texts` (`memory/embed`), rows in
+        order, as a numpy array; None when memory cannot say (no memory, no sentence model,
+        no answer in time): the probe's term is then 0."""
+        if self.memory is None or not texts:
+            return None
+        texts = [str(t)[:2000] for t in texts][:64]
+        try:
+            answer = self.query('embed', {'texts': texts}, self.config.memory_timeout_s)
+        except ValueError:               # a memory without that query (the text world's)
+            return None
+        if not answered(answer):
+            return None
+        dim = int(answer.get('dim') or 0)
+        flat = answer.get('vectors') or []
+        if dim <= 0 or len(flat) != dim * len(texts):
+            return None
+        import numpy as np
+        return np.asarray(flat, dtype=np.float32).reshape(len(texts), dim)
+
     def relate(self, text: str, phrases: Sequence[str]) -> list[float] | None:
         """The memory node's sentence-model similarity of what a person said to each act
         (`memory/relate`), the choice's similarity term; None when memory cannot say (no

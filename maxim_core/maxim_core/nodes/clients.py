@@ -23,7 +23,7 @@ from maxim_core.llm.backend import (BAD_REQUEST, BUSY, CANCELLED, Completion, LL
                                     TIMEOUT, UNAVAILABLE)
 from maxim_interfaces.action import Generate
 from maxim_interfaces.msg import ToolCall
-from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecall,
+from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Embed, Enrich, MemoryRecall,
                                   PainHistory, PredictOutcome, Relate, ReviewAction,
                                   SceneSummary, SimilaritySearch, SystemStats,
                                   TemporalPatterns, Tokenize)
@@ -165,7 +165,7 @@ QUERY_SERVICES = {
     'concept_query': ('memory/concept_query', ConceptQuery),
     'system_stats': ('memory/system_stats', SystemStats),
     'enrich': ('memory/enrich', Enrich),
-    'relate': ('memory/relate', Relate),
+    'relate': ('memory/relate', Relate), 'embed': ('memory/embed', Embed),
     'scene_summary': ('perception/scene_summary', SceneSummary),
 }
 

@@ -17,6 +17,7 @@ are injected: tests run the settle logic on a fake clock and never sleep.
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 import json
+import math
 import shutil
 import tempfile
 import threading
@@ -96,10 +97,17 @@ class VirtualClock:
         return self.now
 
     def sleep(self, seconds: float) -> None:
+        """Advance the clock by `seconds`, and by at least one representable tick when
+        `seconds` is positive: a waiter that sleeps the rest of a wait (`Runtime.turn`'s
+        settle) may ask for less than the clock's resolution (8.9e-16 s at 9.15 s), and
+        `now + seconds == now` would leave it waiting for ever."""
         if seconds < 0:
             raise ValueError('cannot sleep a negative time')
         with self._lock:
-            self.now += seconds
+            later = self.now + seconds
+            if seconds > 0 and later <= self.now:
+                later = math.nextafter(self.now, math.inf)
+            self.now = later
 
 
 class SimulationClosed(RuntimeError):

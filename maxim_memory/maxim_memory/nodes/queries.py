@@ -3,7 +3,7 @@ answer to the response (message fields and a bounded `result_json`), the typed e
 raise (QueryError, UnavailableError) mapped onto the response's error_code (`answer`), and the
 end of a session on request. No rclpy: the node registers these."""
 
-from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Enrich, MemoryRecall,
+from maxim_interfaces.srv import (CausalLinks, ConceptQuery, Embed, Enrich, MemoryRecall,
                                   PainHistory, PredictOutcome, Relate, SimilaritySearch,
                                   SystemStats, TemporalPatterns)
 from maxim_memory import conversions as conv
@@ -133,6 +133,16 @@ def relate(hub, req, res):
     return res
 
 
+def embed(hub, req, res):
+    vectors, model = hub.embed(list(req.texts))
+    res.available = True
+    res.dim = int(vectors.shape[1]) if vectors.ndim == 2 else 0
+    res.vectors = [float(x) for x in vectors.reshape(-1)]
+    res.model = model
+    res.result_json = conv.bounded_json({'n': int(vectors.shape[0]), 'dim': res.dim})
+    return res
+
+
 def stats(hub, req, res):
     s = hub.system_stats()
     res.available = True
@@ -156,6 +166,7 @@ SERVICES = (
     (SystemStats, 'system_stats', stats),
     (Enrich, 'enrich', enrich),
     (Relate, 'relate', relate),
+    (Embed, 'embed', embed),
 )
 
 
