@@ -15,15 +15,18 @@ is closed and removed afterwards. When bwrap cannot start here the tests skip wi
 """
 
 import importlib
+import json
 import logging
 import os
 from pathlib import Path
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 from types import SimpleNamespace
 import uuid
+import venv
 
 import pytest
 
@@ -350,3 +353,96 @@ def test_a_registry_without_a_sandbox_refuses_user_tools_until_it_has_one(canari
     _refused(early.get('read_text').run({'path': str(c.secret_file)}), c)
     assert early.get('read_text').run({'path': 'notes.txt'}).output.startswith('a\n')
     assert not c.check()
+
+
+# -- any checkout path -----------------------------------------------------------------------
+WHERE = '''"""A user's tool that says where the project it runs with was imported from."""
+from maxim_core.tools.base import Tool, ToolOutcome
+
+
+class Where(Tool):
+    name = 'where'
+    description = 'Where maxim_core and maxim_common come from, and whether they can be written.'
+    input_schema = {'paths': {'type': 'array', 'items': {'type': 'string'}}}
+
+    def execute(self, paths):
+        import os
+        import maxim_common
+        import maxim_core
+        read = {}
+        for path in paths:
+            try:
+                with open(path, encoding='utf-8') as f:
+                    read[path] = f.read()
+            except OSError as exc:
+                read[path] = type(exc).__name__
+        core = os.path.dirname(maxim_core.__file__)
+        return ToolOutcome.ok({'core': maxim_core.__file__, 'common': maxim_common.__file__,
+                               'writable': os.access(core, os.W_OK), 'read': read})
+'''
+
+DRIVER = '''
+import json, sys
+import maxim_core
+from maxim_core.tools import build_tool_registry
+import user_tools_where
+reg = build_tool_registry('active', sys.argv[1], process='bwrap')
+reg.register(user_tools_where.Where())
+out = reg.get('where').run({'paths': sys.argv[2:]})
+print(json.dumps({'here': maxim_core.__file__, 'containment': reg.containment('where'),
+                  'success': out.success, 'output': out.output, 'error': out.error_msg}))
+'''
+
+
+def test_a_contained_tool_imports_the_project_from_a_checkout_anywhere():
+    """A checkout and its virtual environment under /tmp (hidden by the sandbox), in a folder
+    whose name has a space and a non-ASCII character, laid out as colcon builds it
+    (build/<pkg>/<pkg> a symlink to the source): a contained tool imports the project from
+    there, read-only, and a secret kept in the checkout stays hidden."""
+    from maxim_core.tools.sandbox import probe
+    found = probe()
+    if not found.ok:
+        pytest.skip(f'the kernel sandbox cannot be used here: {found.reason}')
+    base = Path(tempfile.mkdtemp(prefix='maxim-anywhere-', dir='/tmp'))
+    try:
+        root = base / 'a checkout é'
+        source = Path(__file__).resolve().parent.parent
+        entries = []
+        for pkg in ('maxim_common', 'maxim_core'):
+            shutil.copytree(source / pkg / pkg, root / pkg / pkg,
+                            ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
+            (root / 'build' / pkg).mkdir(parents=True)
+            (root / 'build' / pkg / pkg).symlink_to(root / pkg / pkg)
+            entries.append(str(root / 'build' / pkg))
+        secret = root / 'build' / 'maxim_core' / '.env'
+        secret.write_text('API_KEY=canary-anywhere\n')
+        notes = secret.with_name('notes.txt')
+        notes.write_text('plain notes\n')
+        venv.EnvBuilder(with_pip=False, symlinks=True).create(root / '.venv')
+        (root / 'plugins').mkdir()
+        (root / 'plugins' / 'user_tools_where.py').write_text(WHERE)
+        workspace, home = root / 'ws', root / 'home'
+        workspace.mkdir()
+        home.mkdir()
+        # The third-party packages the project needs, from this environment (visible inside).
+        third = [p for p in sys.path if p.endswith('site-packages') and
+                 Path(p).resolve().is_relative_to(Path(sys.prefix).resolve())]
+        env = {'PATH': os.environ.get('PATH', '/usr/bin:/bin'), 'HOME': str(home),
+               'LANG': 'C.UTF-8',
+               'PYTHONPATH': os.pathsep.join(entries + [str(root / 'plugins')] + third)}
+        proc = subprocess.run([str(root / '.venv' / 'bin' / 'python'), '-c', DRIVER,
+                               str(workspace), str(secret), str(notes)],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        reply = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert reply['here'].startswith(str(root)), reply          # the copy, not this checkout
+        assert reply['containment'] == 'kernel'
+        assert reply['success'], reply['error']
+        out = reply['output']
+        assert out['core'].startswith(str(root / 'build' / 'maxim_core')), out
+        assert out['common'].startswith(str(root / 'build' / 'maxim_common')), out
+        assert out['writable'] is False, out
+        assert out['read'][str(notes)] == 'plain notes\n', out          # bound, readable
+        assert 'canary-anywhere' not in json.dumps(reply), out         # a secret: hidden
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -55,13 +55,21 @@ class CachedBackend:
                 self.scores[k] = v
             return Completion('', logprobs=[float(v[0]) for v in got],
                               token_counts=[int(v[1]) for v in got])
+        missing = [i for i, k in enumerate(keys) if k not in self.known]
         if self.model is None:
             self.model = self.open_model()
-        self.misses += len(keys)
-        done = self.model.score(prompt, continuations)
-        for k, lp, n in zip(keys, done.logprobs, done.token_counts):
-            self.scores[k] = [float(lp), int(n)]
-        return done
+        self.misses += len(missing)
+        self.hits += len(keys) - len(missing)
+        # Each continuation is scored on its own after the prompt, so only the ones the file
+        # lacks are asked of the model: a run that adds one candidate pays for that one.
+        done = self.model.score(prompt, [continuations[i] for i in missing])
+        for i, lp, n in zip(missing, done.logprobs, done.token_counts):
+            self.known[keys[i]] = [float(lp), int(n)]
+        got = [self.known[k] for k in keys]
+        for k, v in zip(keys, got):
+            self.scores[k] = v
+        return Completion('', logprobs=[float(v[0]) for v in got],
+                          token_counts=[int(v[1]) for v in got])
 
     def close(self) -> None:
         if self.model is not None:

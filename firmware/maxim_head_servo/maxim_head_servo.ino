@@ -5,16 +5,23 @@
 //   host -> board  P<pan_us> T<tilt_us>     e.g. "P1500 T1500": pulse widths in microseconds,
 //                                            1 to 5 digits each, one or more spaces between,
 //                                            trailing spaces allowed. Blank lines are ignored.
+//                  ?                        where are the servos? Nothing moves.
 //   board -> host  one line for every non-blank line received:
 //                  P<pan_us> T<tilt_us>     the pulses now applied, each clamped to
 //                                            PULSE_MIN_US..PULSE_MAX_US;
+//                  D                        the servos are detached: no valid P line yet
+//                                            (the answer to "?" until then);
 //                  E bad line               not the form above: the servos hold;
 //                  E line too long          more than LINE_MAX characters: the servos hold.
-//                  At start-up, once: the centre pulses, "P1500 T1500".
+//                  At start-up, once: "D".
+// No snap at start-up: the servos stay detached (no pulse, limp) until the first valid P line,
+// which attaches them at its pulses. The board does not know where a limp servo stands; the
+// host does (it asks "?" after opening the port, and a board that did not restart answers
+// with the pulses it holds), and it ramps from there.
 // Watchdog: a line whose next character does not come within LINE_TIMEOUT_MS is dropped
 // without an answer (a host that went away mid-line must not have its half line completed
-// by the next host's first one). Whatever the host does, or if it is silent, the servos hold
-// their last pulses: they are never re-centred or let go while the board runs.
+// by the next host's first one). Whatever the host does, or if it is silent, attached servos
+// hold their last pulses: they are never re-centred or let go while the board runs.
 //
 // test/helpers/serial_board.py is a line-for-line transcription of loop() and handleLine()
 // in Python, which the host driver's tests run against. THE TWO MUST STAY EQUAL: change
@@ -28,7 +35,6 @@ const uint8_t TILT_PIN = 10;                // the tilt servo's signal wire
 const long BAUD = 115200;
 const int PULSE_MIN_US = 500;
 const int PULSE_MAX_US = 2500;
-const int PULSE_CENTRE_US = 1500;
 const uint8_t LINE_MAX = 32;                // characters before the '\n'
 const unsigned long LINE_TIMEOUT_MS = 100;  // a half line older than this is dropped
 const uint8_t DIGITS_MAX = 5;
@@ -39,6 +45,9 @@ char line[LINE_MAX + 1];
 uint8_t length = 0;
 bool overflow = false;
 unsigned long lastByteMs = 0;
+bool attached = false;                      // no pulse before the first valid P line
+long panUsNow = 0;                          // the pulses applied since then
+long tiltUsNow = 0;
 
 // Reads 1..DIGITS_MAX digits at line[*i]; false when there are none or too many.
 bool readNumber(uint8_t *i, long *value) {
@@ -115,6 +124,14 @@ void handleLine() {
   if (length == 0) {
     return;                                 // a blank line: nothing to do, nothing to say
   }
+  if (length == 1 && line[0] == '?') {
+    if (attached) {
+      report(panUsNow, tiltUsNow);
+    } else {
+      Serial.print("D\n");
+    }
+    return;
+  }
   long panUs;
   long tiltUs;
   if (!parseLine(&panUs, &tiltUs)) {
@@ -123,19 +140,29 @@ void handleLine() {
   }
   panUs = clampPulse(panUs);
   tiltUs = clampPulse(tiltUs);
-  pan.writeMicroseconds(panUs);
-  tilt.writeMicroseconds(tiltUs);
+  if (!attached) {
+    // attach() with the pulse range (the Servo library would clamp to 544..2400 us
+    // otherwise), and the first pulse set before the timer interrupt can send one: a servo
+    // that got the library's default 1500 us for one frame would twitch towards the centre.
+    noInterrupts();
+    pan.attach(PAN_PIN, PULSE_MIN_US, PULSE_MAX_US);
+    tilt.attach(TILT_PIN, PULSE_MIN_US, PULSE_MAX_US);
+    pan.writeMicroseconds(panUs);
+    tilt.writeMicroseconds(tiltUs);
+    interrupts();
+    attached = true;
+  } else {
+    pan.writeMicroseconds(panUs);
+    tilt.writeMicroseconds(tiltUs);
+  }
+  panUsNow = panUs;
+  tiltUsNow = tiltUs;
   report(panUs, tiltUs);
 }
 
 void setup() {
   Serial.begin(BAUD);
-  // attach() with the pulse range: the Servo library would clamp to 544..2400 us otherwise.
-  pan.attach(PAN_PIN, PULSE_MIN_US, PULSE_MAX_US);
-  tilt.attach(TILT_PIN, PULSE_MIN_US, PULSE_MAX_US);
-  pan.writeMicroseconds(PULSE_CENTRE_US);
-  tilt.writeMicroseconds(PULSE_CENTRE_US);
-  report(PULSE_CENTRE_US, PULSE_CENTRE_US);
+  Serial.print("D\n");                     // detached until the host's first valid line
 }
 
 void loop() {

@@ -213,11 +213,15 @@ def head_params(params_file: str) -> dict:
 # ---- the session --------------------------------------------------------------------------
 
 def first_reading(driver, wait_s: float, sleep=time.sleep, clock=time.monotonic):
-    """The driver's first reading (pan, tilt), waiting up to wait_s for one; None if none."""
+    """The driver's first reading (pan, tilt), waiting up to wait_s for one; None if none,
+    at once when the driver has learnt that there is none (a board whose servos are limp
+    answers its query so: `awaiting_position` is over)."""
     deadline = clock() + wait_s
+    asks = hasattr(driver, 'awaiting_position')
     while True:
         reading = driver.read()
-        if reading is not None or clock() >= deadline:
+        if reading is not None or clock() >= deadline or (asks
+                                                          and not driver.awaiting_position):
             return reading
         sleep(0.02)
 
@@ -231,7 +235,9 @@ def session(driver, make_calibrator, keys, screen, clock=time.monotonic):
         driver.open()
         wait = 0.0
         if getattr(driver, 'name', '') == 'serial' and getattr(driver, 'readback', False):
-            wait = getattr(driver, 'boot_s', 2.5) + 0.5   # an Uno restarts on open
+            # A board that restarts on this open (the first after it is plugged in) answers
+            # once its bootloader is done.
+            wait = getattr(driver, 'boot_s', 2.5) + 0.5
         reading = first_reading(driver, wait)
         calibrator = make_calibrator(reading)
         screen.say([f'{driver.name} head open; starting at pan {calibrator.command[0]:+.3f}, '

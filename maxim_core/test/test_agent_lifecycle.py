@@ -173,7 +173,8 @@ def test_runtime_changes_reach_the_running_mind_whole():
         assert new == replace(old, goal='wave', percept_min_salience=0.9,
                               energy_token_budget=100, energy_refill_tokens_per_s=2.0,
                               deliberation=replace(old.deliberation, max_cycles=5,
-                                                   temperature=0.1))
+                                                   temperature=0.1),
+                              choice=replace(old.choice, temperature=0.1))
         table.apply(mind, old, new)
         assert mind.config is new and mind.deliberator.config is new.deliberation
         assert mind.goal == 'wave'
@@ -185,6 +186,42 @@ def test_runtime_changes_reach_the_running_mind_whole():
             result = table.check(new, bad, running=True)
             assert not result.successful and why in result.reason, (bad, result.reason)
         assert table.check(new, {'energy.token_budget': 0}, running=False).successful
+    finally:
+        mind.close()
+
+
+def test_the_temperature_set_at_run_time_samples_what_the_choosing_mind_writes():
+    """The default path chooses among proposals: the model writes only its thoughts (and
+    replies) there. deliberation.temperature is the temperature they are sampled at, on the
+    running Mind, as on the generating path's answers."""
+    from maxim_core.agent.loop import Percept
+    from maxim_core.deliberation.cycles import DeliberationConfig
+    from maxim_core.llm.backend import ScriptedBackend
+    from maxim_core.mind import Mind, MindConfig
+    from maxim_core.nodes import agent_params as table
+
+    def score(prompt, continuation):
+        return -1.0 if prompt.endswith('So I') and 'wait' in continuation else -5.0
+
+    backend = ScriptedBackend([' A cup stands there.\n'], scorer=score)
+    mind = Mind(MindConfig(use_grammar=False, deliberation=DeliberationConfig(max_cycles=1)),
+                model=backend)
+    cup = Percept('A cup stands still.', 'p1', 'vision', objects=['cup'], salience=0.9)
+
+    def thought_temperatures():
+        backend.calls.clear()
+        mind.step(cup, force=True)
+        return {c['temperature'] for c in backend.calls if 'temperature' in c}   # writing
+    try:
+        assert mind.deliberator.chooser is not None            # the default path: choosing
+        before = thought_temperatures()
+        assert before == {mind.config.choice.temperature}, backend.calls
+        old = mind.config
+        assert table.check(old, {'deliberation.temperature': 0.05}, running=True).successful
+        new = table.with_changes(old, {'deliberation.temperature': 0.05})
+        table.apply(mind, old, new)
+        assert thought_temperatures() == {0.05}
+        assert mind.deliberator.config.temperature == 0.05     # the generating path's too
     finally:
         mind.close()
 

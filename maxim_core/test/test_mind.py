@@ -243,3 +243,51 @@ def test_the_inbox_keeps_only_the_newest_and_drops_dull_vision():
         assert not mind.offer(ball(), from_self=True)
     finally:
         mind.close()
+
+
+# -- a track that loses its target says so ---------------------------------------------------
+def test_a_track_watch_tells_a_loss_once_and_ends():
+    from maxim_core.mind.tracking import TrackWatch
+    watch = TrackWatch()
+    assert watch.view(['cup'], 0.0) is None                    # no track: nothing to lose
+    watch.start('red object', 'g1', 1.0, head=(0.1, 0.0))
+    assert watch.view(['red object', 'face'], 1.5, head=(0.4, 0.1)) is None
+    lost = watch.view(['face'], 3.0, head=(0.9, 0.1))
+    assert lost is not None and lost.label == 'red object' and lost.goal_id == 'g1'
+    assert lost.tracked_s == pytest.approx(2.0) and lost.last_head == (0.4, 0.1)
+    assert 'lost the red object' in lost.text() and 'you do not see it now' in lost.text()
+    assert watch.view([], 3.5) is None and watch.label is None        # told once
+    watch.start('cup', 'g2', 4.0, duration_s=1.0)
+    assert watch.view([], 5.5) is None                         # the goal had expired
+    watch.start('cup', 'g3', 6.0)
+    watch.stop()                                               # another goal took the head
+    assert watch.view([], 6.5) is None
+
+
+def test_a_track_that_loses_its_target_becomes_a_percept_and_the_view_forgets_it():
+    """The robot tracked the red object (asked as "red"); the next view lacks it: the mind
+    thinks about the loss, as an act's result, and no longer counts it in view."""
+    mind, _, events, _, head = make(
+        [answer('A red thing. I follow it.', 'track_target', {'target_label': 'red'})])
+    try:
+        view = Percept('I see a red object and a face.', 'p1', 'vision',
+                       objects=['red object'], people=['face'], salience=0.9)
+        assert mind.offer(view)
+        step = mind.step(mind.runtime._inbox.get_nowait())
+        assert step.loop.run.success, step.loop.run.error_msg
+        assert events.of('goal')[-1].target_label == 'red object'
+        head.position = (0.6, 0.1)
+        still = Percept('I see a red object.', 'p2', 'vision', objects=['red object'],
+                        salience=0.1)
+        assert not mind.offer(still)                   # still in view: below the salience bar
+        gone = Percept('I see a face.', 'p3', 'vision', people=['face'], salience=0.1)
+        assert mind.offer(gone)                        # thought about, whatever its salience
+        lost = mind.runtime._inbox.get_nowait()
+        assert lost.source == 'tool_result' and 'lost the red object' in lost.narrative
+        assert 'pan 0.60' in lost.narrative and lost.narrative.endswith('Now: I see a face.')
+        assert mind.situation.labels_in_view() == ['face']
+        assert mind.situation.in_view[0] == ()
+        assert mind.counts['tracks_lost'] == 1
+        assert not mind.offer(gone)                    # told once
+    finally:
+        mind.close()

@@ -271,3 +271,55 @@ def test_introspection_tools_are_read_only_bounded_and_degrade():
     assert not t['memory_recall'].run({'limit': 500}).success       # limit is bounded
     absent = by_name(introspection_tools(None))['concept_query'].run({'name': 'cup'})
     assert absent.output['available'] is False
+
+
+# -- robot: a tool that would do nothing says so ---------------------------------------------
+def _robot(view):
+    sent = []
+    return by_name(robot_tools(sent.append, in_view=lambda: view)), sent
+
+
+def test_track_target_resolves_a_name_to_the_thing_in_view_it_names():
+    """"blue" for "blue object": the goal names the label the head controller sees."""
+    t, sent = _robot(['blue object', 'face'])
+    out = t['track_target'].run({'target_label': 'blue'})
+    assert out.success, out.error_msg
+    assert sent[-1]['mode'] == MODE_TRACK_TARGET and sent[-1]['target_label'] == 'blue object'
+    assert 'blue object (for "blue")' in out.output['summary']
+
+
+@pytest.mark.parametrize('asked, why', [('green', 'is not among them'),
+                                        ('object', 'names more than one of them')])
+def test_track_target_of_nothing_in_view_fails_with_the_labels_in_view(asked, why):
+    t, sent = _robot(['blue object', 'red object', 'face'])
+    out = t['track_target'].run({'target_label': asked})
+    assert not out.success and sent == []
+    assert why in out.error_msg and 'nothing was sent' in out.error_msg.lower()
+    assert '"blue object", "red object", "face"' in out.error_msg
+    assert out.output['in_view'] == ['blue object', 'red object', 'face']
+
+
+def test_track_target_with_an_empty_view_fails_and_sends_nothing():
+    t, sent = _robot([])
+    out = t['track_target'].run({'target_label': 'red ball'})
+    assert not out.success and sent == [] and 'in view: nothing' in out.error_msg
+
+
+@pytest.mark.parametrize('tool', ['focus_interests', 'novelty_track'])
+def test_looking_at_what_is_in_view_with_nothing_in_view_fails(tool):
+    t, sent = _robot([])
+    out = t[tool].run({})
+    assert not out.success and sent == [] and 'nothing in view' in out.error_msg
+    t, sent = _robot(['cup'])
+    assert t[tool].run({}).success and len(sent) == 1
+
+
+def test_a_view_not_known_yet_leaves_the_goal_to_the_head_controller():
+    """Before the first view the tools cannot tell: the goal goes as asked (the controller
+    resolves the name by the same rule when targets arrive)."""
+    t, sent = _robot(None)
+    assert t['track_target'].run({'target_label': 'blue'}).success
+    assert sent[-1]['target_label'] == 'blue'
+    assert t['novelty_track'].run({}).success
+    t, sent = _robot(['cup'])
+    assert t['track_target'].run({'track_id': 4}).success     # by id: the controller's

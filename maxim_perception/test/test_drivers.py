@@ -73,11 +73,26 @@ def test_servo_mapping_is_linear_and_reversible():
         ServoMapping(-1.0, 1.0, 50, 2500)
 
 
+def answer_query(driver, board, answer='D'):
+    """The board's side of the driver's query after open(): `?`, answered."""
+    assert board.read_line() == '?'
+    with pytest.raises(DriverError, match='has not said yet'):
+        driver.write(0.0, 0.0)                # nothing goes out before the answer
+    board.send(f'{answer}\n')
+    for _ in range(200):
+        if driver.read() is not None or not driver.awaiting_position:
+            return
+        select.select([], [], [], 0.005)
+    raise AssertionError('the driver did not take the answer')
+
+
 def test_serial_driver_writes_the_line_protocol_and_reads_echoes(board):
     driver = SerialServoDriver(board.port, 115200)
     assert isinstance(driver, HeadDriver)
     driver.open()
     try:
+        answer_query(driver, board)
+        assert driver.detached and driver.read() is None
         driver.write(0.0, 0.0)
         assert board.read_line() == 'P1500 T1500'
         driver.write(1.3, -0.4)
@@ -126,6 +141,8 @@ def test_serial_driver_errors_are_typed():
 def test_serial_driver_reports_a_board_that_goes_away(board):
     driver = SerialServoDriver(board.port)
     driver.open()
+    answer_query(driver, board, 'P1700 T1300')         # where it holds them
+    assert driver.read() == pytest.approx((0.52, -0.16))
     driver.write(0.1, 0.1)
     assert board.read_line().startswith('P')
     board.close()

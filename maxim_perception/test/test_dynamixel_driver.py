@@ -9,6 +9,8 @@ joint, a unit or a limit that were wrong fail these tests.
 
 import math
 import os
+import subprocess
+import sys
 import time
 
 import dynamixel_sdk
@@ -221,24 +223,104 @@ def test_close_turns_the_torque_off_and_is_safe_twice(bus):
         driver.read()
 
 
-def test_torque_off_reaches_the_servo_that_still_answers_after_a_fault(bus):
-    """After a fault the port is closed and close() has nothing to do, while the servo
-    that still answers holds its torque; torque_off() (./maxim calibrate on its way out)
-    opens the port once more, turns off what answers and names what does not."""
+def test_close_after_a_bus_fault_turns_off_the_servo_that_still_answers(bus):
+    """A fault drops the port while the servo that still answers holds its torque: close()
+    opens the port once more for it, names the one that does not answer, and a second
+    close() does not go back to the bus."""
     driver = make_driver(bus.port)
     driver.open()
     bus.silence(PAN_ID)
     with pytest.raises(DriverError, match=r'pan servo \(ID 3\) does not answer'):
         driver.read()
+    assert not driver.is_open and bus.torque(TILT_ID) == 1      # held while in fault
     driver.close()
-    assert bus.torque(TILT_ID) == 1                   # holds
-    failed = driver.torque_off()
     assert bus.torque(TILT_ID) == 0 and not driver.is_open
-    assert len(failed) == 1 and failed[0].startswith('pan servo (ID 3): ')
+    assert len(driver.release_failures) == 1
+    assert driver.release_failures[0].startswith('pan servo (ID 3): ')
+    assert 'torque off failed: pan servo (ID 3)' in driver.last_error
     assert driver.retry_in_s is None                  # no reconnection is wanted
+    sent = len(bus.packets)
+    driver.close()
+    assert len(bus.packets) == sent
+    bus.silence(PAN_ID, False)
+    assert bus.torque(PAN_ID) == 1     # the silent one never heard it: only power lets it go
+
+
+def test_close_turns_off_a_servo_that_faulted_with_a_hardware_error_and_the_other(bus):
+    driver = make_driver(bus.port)
+    driver.open()
+    bus.set_hardware_error(PAN_ID, 0x20)               # overload: the servo's own shutdown
+    with pytest.raises(DriverError, match='hardware error'):
+        driver.read()
+    assert bus.torque(TILT_ID) == 1
+    driver.close()
+    assert (bus.torque(PAN_ID), bus.torque(TILT_ID)) == (0, 0)
+    assert driver.release_failures == []
+
+
+def test_torque_off_reaches_the_servos_whatever_the_driver_knows(bus):
+    """torque_off() (./maxim calibrate on its way out) opens the port even when the driver
+    thinks nothing is on, turns off what answers and names what does not."""
+    bus.poke(TILT_ID, 64, 1, 1)                       # torque on, left by another program
+    failed = make_driver(bus.port).torque_off()
+    assert bus.torque(TILT_ID) == 0 and failed == []
     gone = make_driver('/dev/maxim-no-such-dynamixel').torque_off()
     assert len(gone) == 1 and gone[0].startswith(
         'Dynamixel bus on /dev/maxim-no-such-dynamixel at 57600 baud: ')
+
+
+def test_a_driver_that_never_turned_the_torque_on_does_not_reopen_at_close(bus):
+    driver = make_driver(bus.port, tilt=DynamixelJoint(9, -0.8, 0.8))
+    with pytest.raises(DriverError, match='no Dynamixel answers as tilt'):
+        driver.open()
+    sent = len(bus.packets)
+    driver.close()
+    assert len(bus.packets) == sent
+
+
+CRASH = '''
+import sys
+from maxim_perception.head.dynamixel import DynamixelDriver, DynamixelJoint
+driver = DynamixelDriver(sys.argv[1], 57600, pan=DynamixelJoint({pan}, -2.6, 2.6),
+                         tilt=DynamixelJoint({tilt}, -0.8, 0.8))
+driver.open()
+print('open', flush=True)
+sys.stdin.readline()           # the test silences a servo, or not
+if sys.argv[2] == 'fault':
+    try:
+        driver.read()
+    except Exception as exc:
+        print('fault', exc, flush=True)
+raise RuntimeError('a bug nobody caught')
+'''
+
+
+@pytest.mark.parametrize('fault', [False, True])
+def test_a_process_that_dies_of_an_exception_leaves_the_torque_off(bus, fault):
+    """No close(): the process ends on an uncaught exception, and the exit handler turns the
+    torque off, after a bus fault too (the port reopened for the servo that answers)."""
+    script = CRASH.format(pan=PAN_ID, tilt=TILT_ID)
+    proc = subprocess.Popen([sys.executable, '-c', script, bus.port,
+                             'fault' if fault else 'none'],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == 'open'
+        assert (bus.torque(PAN_ID), bus.torque(TILT_ID)) == (1, 1)
+        if fault:
+            bus.silence(PAN_ID)
+        proc.stdin.write('go\n')
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 1 and 'RuntimeError: a bug nobody caught' in err
+    assert ('fault' in out) == fault
+    assert bus.torque(TILT_ID) == 0
+    if not fault:
+        assert bus.torque(PAN_ID) == 0
 
 
 def test_a_wrong_id_is_a_clear_error_at_start_and_changes_nothing(bus):

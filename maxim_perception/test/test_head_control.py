@@ -421,3 +421,33 @@ def test_tracking_goals_lead_a_moving_target_too():
     ctrl.update_targets([TargetView(6, -0.4, 0.1, 'box')], t + 0.05)
     ctrl.step(DT, t + 0.05)
     assert ctrl.wanted == pytest.approx((-0.4, 0.1))
+
+
+def test_a_track_by_a_name_follows_the_thing_it_names():
+    """"blue" names "blue object" (maxim_common.labels, the track_target tool's rule): the head
+    turns to it, where an exact match left it still."""
+    ctrl = HeadController()
+    targets = [TargetView(1, 0.5, 0.1, 'face', salience=0.9),
+               TargetView(2, -0.6, -0.2, 'blue object', salience=0.5)]
+    ctrl.set_goal(HeadGoalSpec(HeadMode.TRACK_TARGET, goal_id='b', target_label='blue'), 0.0)
+    cmds, t = run(ctrl, 1.5, each=lambda t: ctrl.update_targets(targets, t))
+    assert (cmds[-1].pan, cmds[-1].tilt) == pytest.approx((-0.6, -0.2))
+    assert ctrl.status(t).has_target
+
+
+def test_a_tracked_target_out_of_view_is_looked_for_where_it_was_last_seen():
+    """Attention still reports, without the target: the head goes to where it was last seen
+    (not on with the head's own motion), and follows it again when it is back."""
+    ctrl = HeadController()
+    seen = [TargetView(3, 0.8, 0.1, 'red object', salience=0.6),
+            TargetView(4, -0.5, 0.0, 'face', salience=0.9)]
+    ctrl.set_goal(HeadGoalSpec(HeadMode.TRACK_TARGET, goal_id='r', target_label='red object'),
+                  0.0)
+    cmds, t = run(ctrl, 0.15, each=lambda t: ctrl.update_targets(seen, t))
+    assert 0.0 < cmds[-1].pan < 0.8 and cmds[-1].pan_velocity > 0     # on its way, mid-turn
+    gone = seen[1:]
+    cmds, t = run(ctrl, 1.5, t0=t, each=lambda t: ctrl.update_targets(gone, t))
+    assert (cmds[-1].pan, cmds[-1].tilt) == pytest.approx((0.8, 0.1))
+    back = [TargetView(3, 0.2, 0.3, 'red object', salience=0.6)] + gone
+    cmds, t = run(ctrl, 1.5, t0=t, each=lambda t: ctrl.update_targets(back, t))
+    assert (cmds[-1].pan, cmds[-1].tilt) == pytest.approx((0.2, 0.3))

@@ -4,12 +4,16 @@ serial servo board played by a pty and Dynamixel servos on an emulated bus."""
 import math
 import os
 import select
+import signal
+import subprocess
+import sys
 import time
 import tty
 
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
@@ -263,7 +267,8 @@ def test_a_stuck_head_hurts(graph):
 
 
 class FakeBoard:
-    """A servo board on the far end of a pty pair."""
+    """A servo board on the far end of a pty pair: it answers every P line with itself,
+    as the firmware does (the query is left to the test)."""
 
     def __init__(self):
         self.master, self._slave = os.openpty()
@@ -276,6 +281,9 @@ class FakeBoard:
             self._buffer += os.read(self.master, 4096)
         *done, self._buffer = self._buffer.split(b'\n')
         self.lines += [d.decode('ascii') for d in done]
+        for line in done:
+            if line.startswith(b'P'):
+                os.write(self.master, line + b'\n')
 
     def close(self):
         os.close(self.master)
@@ -287,7 +295,12 @@ def test_serial_driver_drives_a_board_on_a_pty_and_reads_its_echo(graph):
     try:
         head(graph, driver='serial', **{'serial.port': board.port, 'serial.baud': 115200})
         assert graph.spin_until(lambda: board.lines, each=board.poll)
-        assert board.lines[0] == 'P1500 T1500'
+        assert board.lines == ['?']                  # where are the servos? nothing moves
+        graph.spin_until(lambda: False, timeout_s=0.3, each=board.poll)
+        assert board.lines == ['?']
+        os.write(board.master, b'D\n')               # limp: the head starts where it is told
+        assert graph.spin_until(lambda: len(board.lines) > 1, each=board.poll)
+        assert board.lines[1] == 'P1500 T1500'
         graph.wait_matched()
         graph.goal(HeadGoal.MODE_MOVE, 'left', pan=1.3, tilt=-0.4)
         assert graph.spin_until(lambda: board.lines[-1] == 'P2000 T1000', each=board.poll)
@@ -349,6 +362,116 @@ def test_dynamixel_driver_drives_an_emulated_servo_bus(graph):
         torque = (bus.torque(1), bus.torque(2))
         bus.close()
     assert torque == (0, 0)        # deactivated: the torque is off
+
+
+def _head_on_bus(graph, bus):
+    node = head(graph, driver='dynamixel', **{'dynamixel.port': bus.port})
+    assert graph.spin_until(lambda: state_is(graph, driver='dynamixel', driver_ok=True))
+    assert (bus.torque(1), bus.torque(2)) == (1, 1)
+    return node
+
+
+def _fault(graph, bus):
+    """The pan servo stops answering: the driver drops the port and goes down."""
+    bus.silence(1)
+    assert graph.spin_until(lambda: state_is(graph, driver='dynamixel', driver_ok=False))
+    assert bus.torque(2) == 1                        # the tilt servo holds meanwhile
+
+
+def test_deactivate_after_a_bus_fault_turns_off_the_servo_that_still_answers(graph):
+    from helpers.dynamixel_bus import DynamixelBus
+
+    with DynamixelBus(ids=(1, 2)) as bus:
+        node = _head_on_bus(graph, bus)
+        _fault(graph, bus)
+        assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
+        assert bus.torque(2) == 0
+        assert 'pan servo (ID 1)' in node.driver.release_failures[0]
+        # Active again, both answering: deactivate turns both off.
+        bus.silence(1, False)
+        assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+        assert graph.spin_until(lambda: (bus.torque(1), bus.torque(2)) == (1, 1))
+        assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
+        assert (bus.torque(1), bus.torque(2)) == (0, 0)
+
+
+def test_shutdown_from_active_turns_the_torque_off(graph):
+    from helpers.dynamixel_bus import DynamixelBus
+
+    with DynamixelBus(ids=(1, 2)) as bus:
+        node = _head_on_bus(graph, bus)
+        assert node.trigger_shutdown() == TransitionCallbackReturn.SUCCESS
+        assert (bus.torque(1), bus.torque(2)) == (0, 0)
+
+
+NODE_PROCESS = '''
+import sys
+import threading
+from maxim_common.lifetime import run
+from maxim_perception.nodes.head_controller_node import HeadControllerNode
+
+if sys.argv[1] == 'crash':
+    # The node is built and activated, then a bug ends the process before any stop:
+    # no deactivate, no destroy_node. Only the driver's exit handler is left.
+    import rclpy
+    rclpy.init(args=sys.argv)
+    node = HeadControllerNode()
+    print('active', flush=True)
+    sys.stdin.readline()
+    raise RuntimeError('a bug nobody caught')
+run(lambda: HeadControllerNode(), sys.argv)
+'''
+
+
+def _node_process(bus, how):
+    return subprocess.Popen(
+        [sys.executable, '-c', NODE_PROCESS, how, '--ros-args', '-p', 'driver:=dynamixel',
+         '-p', f'dynamixel.port:={bus.port}'],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _reconnect_attempted(bus, pings_before):
+    """The driver has dropped the port and tried again (a PING of the silent servo)."""
+    return bus.instructions(1).count(0x01) > pings_before
+
+
+@pytest.mark.parametrize('how', ['sigint', 'crash'])
+def test_ctrl_c_and_a_crash_of_the_node_process_leave_the_torque_off(how):
+    """The node in a process of its own, as `ros2 run` starts it, on the emulated bus: a
+    bus fault (the pan servo stops answering, the tilt servo holds), then Ctrl-C (SIGINT)
+    or a crash. The tilt servo, which still answers, ends with its torque off."""
+    from helpers.dynamixel_bus import DynamixelBus
+
+    with DynamixelBus(ids=(1, 2)) as bus:
+        proc = _node_process(bus, how)
+        try:
+            deadline = time.monotonic() + 60.0
+            while (bus.torque(1), bus.torque(2)) != (1, 1):
+                assert proc.poll() is None, proc.communicate()[1]
+                assert time.monotonic() < deadline, 'the node never turned the torque on'
+                time.sleep(0.05)
+            pings = bus.instructions(1).count(0x01)
+            bus.silence(1)
+            deadline = time.monotonic() + 30.0
+            while not _reconnect_attempted(bus, pings):
+                assert time.monotonic() < deadline, 'the driver never went down'
+                time.sleep(0.05)
+            assert bus.torque(2) == 1
+            if how == 'sigint':
+                proc.send_signal(signal.SIGINT)
+            else:
+                proc.stdin.write('go\n')
+                proc.stdin.flush()
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+        if how == 'sigint':
+            assert proc.returncode == 0, err
+        else:
+            assert proc.returncode == 1 and 'RuntimeError: a bug nobody caught' in err
+        assert bus.torque(2) == 0, err
 
 
 def test_missing_dynamixel_port_is_reported_not_fatal(graph):

@@ -20,17 +20,20 @@ import os
 import random
 import shutil
 import subprocess
+import termios
 import time
 
-from helpers.serial_board import (BAUD, BoardFirmware, LINE_MAX, PULSE_CENTRE_US,
-                                  PULSE_MAX_US, PULSE_MIN_US, SerialBoard, SKETCH)
+from helpers.serial_board import (BAUD, BoardFirmware, LINE_MAX, PULSE_MAX_US, PULSE_MIN_US,
+                                  SerialBoard, SKETCH)
 import pytest
+import serial
 
 from maxim_perception.head.control import (HeadConfig, HeadController, HeadGoalSpec, HeadMode,
                                            PainType)
 from maxim_perception.head.drivers import (BOARD_PULSE_US, DriverError, SerialServoDriver,
                                            ServoMapping)
 from maxim_perception.head.motion import MotionModel
+from maxim_perception.head.supervision import DriverSupervisor
 
 ARDUINO_SHIM = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'test', 'helpers', 'arduino')
@@ -67,9 +70,20 @@ def read_until(driver, want, timeout_s=5.0):
     return got[-1]
 
 
+def connect(driver, timeout_s=5.0):
+    """open(), then read() until the board has said where its servos are (or that they are
+    limp): the driver sends no command before. The reading then, or None."""
+    driver.open()
+    assert until(lambda: driver.read() is not None or not driver.awaiting_position,
+                 timeout_s), 'the board never answered the query'
+    return driver.read()
+
+
 @pytest.fixture
-def board():
-    b = SerialBoard()
+def board(request):
+    """The board on a pty; parametrized indirectly with SerialBoard's keywords (default:
+    just plugged in, so the first open restarts it)."""
+    b = SerialBoard(**getattr(request, 'param', {}))
     yield b
     b.close()
 
@@ -81,7 +95,8 @@ def _script():
     a seeded stream of near-miss bytes."""
     ok = b'P1500 T1500'
     chunks = [
-        (10, b'P2000 T1000\n'), (20, b'P1500 T1500\r\n'), (30, b'P0 T99999\n'),
+        (5, b'?\n'), (6, b'? \n'), (7, b'??\n'), (8, b'?\r\n'),
+        (10, b'P2000 T1000\n'), (11, b'?\n'), (20, b'P1500 T1500\r\n'), (30, b'P0 T99999\n'),
         (40, b'P123456 T1500\n'), (50, b'P1500  T1500   \n'), (60, b' P1500 T1500\n'),
         (70, b'p1500 t1500\n'), (80, b'P1500T1500\n'), (90, b'P-100 T1500\n'),
         (100, b'P1500 T\n'), (110, b'P1500 T1500 X\n'), (120, b'\n'), (121, b'\r\n'),
@@ -93,7 +108,7 @@ def _script():
         (1200, b''), (1300, b'T1500 P1500\n'), (1400, b'P2600 T400\n'),
     ]
     rng = random.Random(33)
-    alphabet = b'PT0123456789  \r\n\n\x00x-'
+    alphabet = b'PT0123456789  \r\n\n\x00x-?'
     t = 2000
     for _ in range(400):
         t += rng.choice((0, 1, 5, 20, 99, 100, 101, 150))
@@ -102,12 +117,16 @@ def _script():
 
 
 def _responder_answers(chunks):
+    def line(fw):
+        pulses = ' '.join('-' if us is None else str(us) for us in (fw.pan_us, fw.tilt_us))
+        return f'{fw.take_output().hex() or "-"} {pulses}'
+
     fw = BoardFirmware()
     fw.setup()
-    out = [f'{fw.take_output().hex() or "-"} {fw.pan_us} {fw.tilt_us}']
+    out = [line(fw)]
     for ms, data in chunks:
         fw.loop(ms, data)
-        out.append(f'{fw.take_output().hex() or "-"} {fw.pan_us} {fw.tilt_us}')
+        out.append(line(fw))
     return out
 
 
@@ -135,15 +154,18 @@ def test_the_responder_answers_as_the_sketch_itself_built_for_the_host(tmp_path)
     # The script did reach every kind of answer.
     said = b''.join(bytes.fromhex(line.split()[0]) for line in sketch if line[0] != '-')
     for answer in (b'P1500 T1500\n', b'P500 T2500\n', b'E bad line\n', b'E line too long\n',
-                   b'P1600 T1400\n', b'P1500 T500\n'):
+                   b'P1600 T1400\n', b'P1500 T500\n', b'D\n', b'P2000 T1000\nP2000 T1000\n'):
         assert answer in said
+    assert sketch[0] == '440a - -'              # "D\n" at start-up, no pulse on either servo
 
 
 def test_the_firmware_rules_by_hand():
     fw = BoardFirmware()
     fw.setup()
-    assert fw.take_output() == b'P1500 T1500\n' and (fw.pan_us, fw.tilt_us) == (1500, 1500)
-    fw.loop(0, b'P2600 T400\n')                       # clamped to the pulse range
+    assert fw.take_output() == b'D\n' and (fw.pan_us, fw.tilt_us) == (None, None)  # limp
+    fw.loop(0, b'?\n')                                # asked: still detached, nothing moves
+    assert fw.take_output() == b'D\n' and not fw.attached
+    fw.loop(0, b'P2600 T400\n')                       # attached, clamped to the pulse range
     assert fw.take_output() == b'P2500 T500\n' and (fw.pan_us, fw.tilt_us) == (2500, 500)
     fw.loop(10, b'P1700 X\n')                         # refused: the servos hold
     assert fw.take_output() == b'E bad line\n' and (fw.pan_us, fw.tilt_us) == (2500, 500)
@@ -155,13 +177,15 @@ def test_the_firmware_rules_by_hand():
     assert fw.take_output() == b'P1700 T1500\n'
     fw.loop(10_000)                                   # a silent host: the servos hold
     assert fw.take_output() == b'' and (fw.pan_us, fw.tilt_us) == (1700, 1500)
+    fw.loop(10_010, b'?\n')                           # asked: where they are, nothing moves
+    assert fw.take_output() == b'P1700 T1500\n'
+    assert fw.applied == [(2500, 500), (1700, 1500)]
 
 
 def test_the_sketch_the_driver_and_the_readme_agree():
     assert BOARD_PULSE_US == (PULSE_MIN_US, PULSE_MAX_US) == (500, 2500)
     assert inspect.signature(SerialServoDriver).parameters['baud'].default == BAUD == 115200
-    assert ServoMapping(-2.6, 2.6).to_us(0.0) == ServoMapping(-0.8, 0.8).to_us(0.0) \
-        == PULSE_CENTRE_US
+    assert ServoMapping(-2.6, 2.6).to_us(0.0) == ServoMapping(-0.8, 0.8).to_us(0.0) == 1500
     with open(README, encoding='utf-8') as f:
         readme = f.read()
     for needed in (str(BAUD), 'arduino:avr:uno', 'arduino:avr:nano', 'arduino-cli compile',
@@ -173,7 +197,8 @@ def test_the_sketch_the_driver_and_the_readme_agree():
 
 def test_goals_in_radians_arrive_as_pulse_widths_and_the_readback_says_so(board):
     driver = SerialServoDriver(board.port)
-    driver.open()
+    assert connect(driver) is None and driver.detached      # limp until the first line
+    assert board.pulses == (None, None)
     try:
         for (pan, tilt), want in (((0.0, 0.0), (1500, 1500)),
                                   ((1.3, -0.4), (2000, 1000)),     # 1500 + 1.3 * 384.6
@@ -194,7 +219,7 @@ def test_goals_in_radians_arrive_as_pulse_widths_and_the_readback_says_so(board)
 def test_a_map_past_the_boards_range_is_clamped_by_the_board_and_the_readback_shows_it(board):
     # The pan map reaches 300..2700 us; the board applies 500..2500 and says so.
     driver = SerialServoDriver(board.port, pan=ServoMapping(-2.6, 2.6, 300, 2700))
-    driver.open()
+    connect(driver)
     try:
         driver.write(2.6, 0.0)
         assert until(lambda: board.pulses == (2500, 1500))
@@ -206,10 +231,12 @@ def test_a_map_past_the_boards_range_is_clamped_by_the_board_and_the_readback_sh
         driver.close()
 
 
-def _closed_loop(driver, goal, seconds):
+def _closed_loop(driver, goal, seconds, start=None):
     """The head controller drives the board at 50 Hz through the driver, its readback the
-    measurement (as the node does). Returns the controller."""
+    measurement (as the node does), from `start` (where the board said its servos are).
+    Returns the controller."""
     ctrl = HeadController(HeadConfig())
+    ctrl.restart_from(start)
     ctrl.set_motion_model(MotionModel.of(driver))
     ctrl.set_goal(HeadGoalSpec(HeadMode.MOVE, goal_id='look', pan=goal[0], tilt=goal[1]), 0.0)
     t0 = time.monotonic()
@@ -227,7 +254,7 @@ def _closed_loop(driver, goal, seconds):
 
 def test_the_readback_closes_the_loop_and_a_board_limit_is_felt(board):
     driver = SerialServoDriver(board.port)
-    driver.open()
+    connect(driver)
     try:
         ctrl = _closed_loop(driver, (1.0, 0.3), 1.5)
         status = ctrl.status(1.5)
@@ -239,9 +266,9 @@ def test_the_readback_closes_the_loop_and_a_board_limit_is_felt(board):
     # A pan map past the board's range: the board holds the joint at 2500 us while the
     # command goes on to 2.6 rad. That is pain, held off by a limit.
     driver = SerialServoDriver(board.port, pan=ServoMapping(-2.6, 2.6, 300, 2700))
-    driver.open()
+    reading = connect(driver)
     try:
-        ctrl = _closed_loop(driver, (2.6, 0.0), 2.5)
+        ctrl = _closed_loop(driver, (2.6, 0.0), 2.5, reading)
         pain = [p for p in ctrl.pop_pain() if p.pain_type == PainType.MOVEMENT_ERROR]
         assert pain and pain[0].source == 'head_pan_joint'
         assert 'held at its limit' in pain[0].message
@@ -249,26 +276,37 @@ def test_the_readback_closes_the_loop_and_a_board_limit_is_felt(board):
         driver.close()
 
 
+@pytest.mark.parametrize('board', [{'dtr': True, 'hupcl': False}], indirect=True)
 def test_a_malformed_reply_is_a_driver_error(board):
     clock = Clock()
+    board.reply_with = b'OK\n'                         # other firmware on the board
     driver = SerialServoDriver(board.port, clock=clock)
     driver.open()
-    board.reply_with = b'OK\n'                         # other firmware on the board
-    driver.write(0.1, 0.1)
-    # While the board may still be booting, a stray line is only noted ...
+    # While the board may still be booting, a stray line is only noted, and the driver
+    # still waits for an answer it understands ...
     assert until(lambda: driver.read() is None and driver.last_error == 'OK')
-    assert driver.is_open
-    clock.t += 3.0                                      # ... after boot_s it is an error.
-    driver.write(0.1, 0.1)
+    assert driver.is_open and driver.awaiting_position
+    with pytest.raises(DriverError, match='has not said yet where its servos are'):
+        driver.write(0.1, 0.1)
+    assert board.received == [b'?']                     # nothing but the query went out
+    clock.t += 3.1                                      # ... after boot_s none came.
+    with pytest.raises(DriverError, match='did not answer within 0.5 s'):
+        driver.read()
+    assert not driver.is_open
+    # Once the board has spoken, another line is a malformed one at once.
+    board.reply_with = None
+    connect(driver)
+    driver.write(0.52, -0.16)
+    assert read_until(driver, (0.52, -0.16)) == pytest.approx((0.52, -0.16))
+    board.reply_with = b'OK\n'
+    driver.write(0.52, -0.16)
     with pytest.raises(DriverError, match=r"sent a malformed line 'OK' \(expected P<us> T<us> "
                                           r'or E<reason>: is the maxim_head_servo firmware'):
         until(lambda: driver.read() and False)
     assert not driver.is_open
-    # Reopened, the real firmware answers again.
+    # Reopened, the real firmware answers again, with the pulses it holds.
     board.reply_with = None
-    driver.open()
-    driver.write(0.0, 0.0)
-    assert read_until(driver, (0.0, 0.0)) == (0.0, 0.0)
+    assert connect(driver) == pytest.approx((0.52, -0.16))
     driver.close()
 
 
@@ -277,20 +315,17 @@ def test_a_missing_reply_is_a_driver_error_after_the_boot_grace(board):
     board.silent = True
     driver = SerialServoDriver(board.port, clock=clock, reply_timeout_s=0.5, boot_s=2.5)
     driver.open()
-    driver.write(0.2, 0.0)
-    assert until(lambda: board.received)                # it heard, it does not answer
+    assert until(lambda: board.received == [b'?'])     # it heard, it does not answer
     clock.t += 2.9                                      # booting (2.5 s) + 0.4 s
     assert driver.read() is None and driver.is_open
     clock.t += 0.2
     with pytest.raises(DriverError, match=r'did not answer within 0.5 s .*115200 baud'):
         driver.read()
     assert not driver.is_open
-    # Once the board has spoken (an Uno's start-up line after the open reset it), there is
-    # no boot grace: half a second without an answer is an error.
+    # Once the board has spoken, there is no boot grace: half a second without an answer
+    # is an error.
     board.silent = False
-    driver.open()
-    board.reset()
-    assert read_until(driver, (0.0, 0.0)) == (0.0, 0.0)     # P1500 T1500: centred
+    assert connect(driver) is None                      # D: its servos are limp
     board.silent = True
     driver.write(0.3, 0.0)
     clock.t += 0.6
@@ -298,11 +333,25 @@ def test_a_missing_reply_is_a_driver_error_after_the_boot_grace(board):
         driver.read()
 
 
+def test_a_board_restarted_mid_run_lets_go_and_the_next_line_attaches_at_the_command(board):
+    driver = SerialServoDriver(board.port)
+    connect(driver)
+    try:
+        driver.write(0.52, -0.16)
+        assert read_until(driver, (0.52, -0.16))
+        board.reset()                                   # a brown-out: limp, says D
+        assert until(lambda: driver.read() is None and driver.detached)
+        assert board.pulses == (None, None)
+        driver.write(0.5, -0.16)
+        assert until(lambda: board.pulses == (1692, 1300))
+    finally:
+        driver.close()
+
+
 def test_a_board_at_another_baud_rate_hears_noise_and_the_driver_says_so(board):
     clock = Clock()
     driver = SerialServoDriver(board.port, 57600, clock=clock)
     driver.open()
-    driver.write(0.0, 0.0)
     assert until(lambda: board.noise_bytes > 0)
     clock.t += 3.1
     with pytest.raises(DriverError, match='did not answer within .* at 57600 baud'):
@@ -318,3 +367,135 @@ def test_a_path_that_is_no_serial_port_is_a_clear_error(tmp_path):
     with pytest.raises(DriverError, match=f'cannot open servo board on {path} at 115200 baud'):
         driver.open()
     assert not driver.is_open
+
+
+# ---- no snap on connect --------------------------------------------------------------------
+
+def test_only_the_first_open_after_plugging_in_resets_the_board():
+    """The stand-in drives DTR as the kernel does: the first open asserts it (an Uno
+    restarts), a close drops it while HUPCL is set. The driver clears HUPCL, so its later
+    opens find DTR asserted and the board running, holding its pulses."""
+    with SerialBoard() as board:                       # just plugged in: DTR down, HUPCL on
+        driver = SerialServoDriver(board.port)
+        assert connect(driver) is None and driver.detached
+        assert (board.dtr_toggles, board.resets) == (1, 1)
+        driver.write(0.52, -0.16)
+        assert until(lambda: board.pulses == (1700, 1300))
+        for _ in range(3):                             # reconnections, node restarts
+            driver.close()
+            assert connect(driver) == pytest.approx((0.52, -0.16), abs=0.002)
+            assert not driver.detached
+        driver.close()
+        assert until(lambda: board.opened_by_others == 0)      # the close seen
+        assert (board.dtr_toggles, board.resets) == (1, 1)
+        assert board.pulses == (1700, 1300) and board.applied == [None, (1700, 1300)]
+        # A program that sets HUPCL (`stty -F <port> hupcl`) drops DTR at its close, and the
+        # next open restarts the board: the stand-in sees it.
+        other = serial.Serial(board.port, BAUD)
+        attrs = termios.tcgetattr(other.fileno())
+        attrs[2] |= termios.HUPCL
+        termios.tcsetattr(other.fileno(), termios.TCSANOW, attrs)
+        other.close()
+        assert until(lambda: board.dtr_toggles == 2 and board.opened_by_others == 0)
+        assert connect(driver) is None and driver.detached
+        assert (board.dtr_toggles, board.resets) == (3, 2) and board.pulses == (None, None)
+        driver.close()
+
+
+def test_no_reset_on_open_after_an_earlier_session():
+    """A board left by an earlier session (DTR asserted, HUPCL off): opening it toggles
+    nothing, and the servos stay where they are until the host moves them."""
+    with SerialBoard(dtr=True, hupcl=False) as board:
+        board.hold(2000, 1000)
+        driver = SerialServoDriver(board.port)
+        assert connect(driver) == pytest.approx((1.3, -0.4), abs=0.002)
+        driver.close()
+        assert (board.dtr_toggles, board.resets) == (0, 0)
+        assert board.received == [b'?', b'?'] or board.received == [b'?']
+        assert board.applied == [(2000, 1000)]
+
+
+class SyntheticClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def _steps_within(pulses, us_per_rad, vmax, amax, dt, at_rest_from=None):
+    """Every step between consecutive pulses within the velocity limit (one us of rounding);
+    from index `at_rest_from` on (a start at rest), also within the acceleration limit."""
+    v_step, a_step = vmax * dt * us_per_rad + 1, amax * dt * dt * us_per_rad + 2
+    steps = [b - a for a, b in zip(pulses, pulses[1:])]
+    assert max(map(abs, steps)) <= v_step, (max(map(abs, steps)), v_step)
+    if at_rest_from is not None:
+        tail = [0] + steps[at_rest_from:]
+        jerks = [abs(b - a) for a, b in zip(tail, tail[1:])]
+        assert max(jerks) <= a_step, (max(jerks), a_step)
+
+
+def test_after_a_start_and_a_reconnect_no_pulse_step_exceeds_the_rate_limit():
+    """The head controller's supervised loop (as the node runs it) on the board: a start on
+    a board that holds pulses from an earlier session; then the board stops answering, and
+    while the driver is down a new goal moves the command on; then the reconnection. The
+    pulses the board applies never step by more than max_velocity allows in a tick, and
+    after each (re)connection they start at rest, within max_acceleration. The core's time
+    is synthetic (20 ms a tick), the pty real."""
+    config = HeadConfig()
+    dt = 0.02
+    clock = SyntheticClock()
+    with SerialBoard(dtr=True, hupcl=False) as board:
+        board.hold(2000, 1000)                          # pan 1.3, tilt -0.4 rad
+        driver = SerialServoDriver(board.port, clock=clock)
+        core = HeadController(config)
+        supervisor = DriverSupervisor(core, driver, reconnect_max_s=1.0)
+        supervisor.open(clock.t)
+        core.set_goal(HeadGoalSpec(HeadMode.MOVE, 'first', pan=-1.0, tilt=0.6), clock.t)
+        reconnected_at = down_since = None
+        command_while_down = None
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline:
+            before, applied_before = len(board.received), len(board.applied)
+            step = supervisor.tick(dt, clock.t)
+            if step.sent and not board.silent:     # the line taken, answered at once
+                until(lambda: len(board.received) > before)
+            if supervisor.ok and driver.awaiting_position:
+                time.sleep(0.002)                   # the board answers the query: no tick
+                continue
+            status = step.status
+            if down_since is None and status is not None and status.goal_reached \
+                    and core.goal.goal_id == 'first':
+                board.silent = True                 # the board stops answering ...
+            if down_since is None and not supervisor.ok:
+                down_since = clock.t                # ... the driver is down, the command
+                core.set_goal(HeadGoalSpec(HeadMode.MOVE, 'second', pan=1.0, tilt=-0.5),
+                              clock.t)              # moves on to a new goal ...
+            if down_since is not None and reconnected_at is None:
+                if not supervisor.ok:
+                    command_while_down = core.command
+                    if board.silent and clock.t >= down_since + 0.2:
+                        board.silent = False        # ... and the board is back
+                else:                               # this tick's line: the first after
+                    reconnected_at = applied_before
+            if reconnected_at is not None and status is not None and status.goal_reached:
+                break
+            clock.t += dt
+        else:
+            pytest.fail('the head never reached its goals')
+        driver.close()
+    assert reconnected_at is not None and not board.resets
+    applied = board.applied
+    held = applied[reconnected_at - 1]
+    assert applied[0] == (2000, 1000)
+    assert abs(held[0] - 1115) <= 8 and abs(held[1] - 2250) <= 25  # -1.0, 0.6 rad, +-0.02
+    assert applied[-1] == (1885, 875)                                 # 1.0, -0.5 rad
+    # The command had moved on while the board held: a restart from it, not from where
+    # the board held the servos, would have been a jump.
+    assert command_while_down[0] > -1.0 + 0.5
+    pans, tilts = [p for p, _ in applied], [t for _, t in applied]
+    for pulses, k in ((pans, 2000 / 5.2), (tilts, 2000 / 1.6)):
+        _steps_within(pulses[:reconnected_at], k, config.max_velocity,
+                      config.max_acceleration, dt, at_rest_from=0)
+        _steps_within(pulses[reconnected_at - 1:], k, config.max_velocity,
+                      config.max_acceleration, dt, at_rest_from=0)

@@ -50,10 +50,12 @@ from maxim_core.mind.config import MindConfig
 from maxim_core.mind.idle import IdleTime, run_task
 from maxim_core.mind.ports import EpisodeRecord, EventSink, HeadGoalCommand, WorldPort
 from maxim_core.mind.recall import Recall
-from maxim_core.mind.runtime import Runtime
+from maxim_core.mind.runtime import RESULT_SOURCE, Runtime
 from maxim_core.mind.situation import Situation
 from maxim_core.mind.toolbox import Toolbox
+from maxim_core.mind.tracking import TrackWatch
 from maxim_core.prompt.builder import identity_section, PromptBuilder
+from maxim_core.tools.robot import MODE_TRACK_TARGET
 
 log = logging.getLogger(__name__)
 
@@ -87,10 +89,12 @@ class Mind:
         self.cerebellum = Cerebellum(clock=clock)
         self.recall = Recall(config, memory, self.energy)
         self.situation = Situation(clock, config.name)
+        self.track = TrackWatch()                # a track_target under way, against the views
         # ask(question, options, timeout_s) -> the person's answer or None: the interaction
         # port (the thinking panel answers over interaction/request and /response).
         self.tools = Toolbox(config, self.world, send_head_goal=self._send_head_goal,
-                             query=self.recall.query, ask=ask, status=self.report)
+                             query=self.recall.query, ask=ask, status=self.report,
+                             in_view=self.situation.labels_in_view)
         self._compose_thinking(config, model, memory)
         self.act = Act(self.tools.executor, fear=fear, body=body, events=self.events,
                        verifier=WorldVerifier(
@@ -245,14 +249,30 @@ class Mind:
         return self._pass.locked()
 
     # -- what comes in ------------------------------------------------------------------------
-    def perceive(self, percept: Percept) -> None:
-        """What the Mind notes of every percept from outside, thought about or not."""
+    def perceive(self, percept: Percept) -> Percept | None:
+        """What the Mind notes of every percept from outside, thought about or not. A view
+        in which a track under way lost its target returns the percept to think about
+        instead: the loss, as an act's result (`maxim_core.mind.tracking`)."""
         self.counts['percepts_received'] += 1
         if percept.source == 'user' or percept.people:
             now = self.robot_clock()
             if now > 0:
                 self.idle_time.interaction(now)
         self.situation.note_view(percept)
+        if percept.source != 'vision':
+            return None
+        lost = self.track.view(self.situation.labels_in_view() or [], self.clock(),
+                               self._head())
+        if lost is None:
+            return None
+        self.counts['tracks_lost'] = self.counts.get('tracks_lost', 0) + 1
+        return Percept(f'{lost.text()} Now: {percept.narrative}', uuid.uuid4().hex[:12],
+                       RESULT_SOURCE, objects=list(percept.objects),
+                       people=list(percept.people), novelty=percept.novelty,
+                       salience=1.0)
+
+    def _head(self) -> tuple[float, float] | None:
+        return self.body.head_position() if self.body is not None else None
 
     def offer(self, percept: Percept, from_self: bool = False) -> bool:
         """A percept for the runtime's inbox (Runtime.offer)."""
@@ -279,6 +299,11 @@ class Mind:
 
     def _send_head_goal(self, goal: dict) -> None:
         command = HeadGoalCommand.from_dict(goal)
+        if command.mode == MODE_TRACK_TARGET and command.target_label and not command.track_id:
+            self.track.start(command.target_label, command.goal_id, self.clock(),
+                             command.duration_s, self._head())
+        else:
+            self.track.stop()            # another goal has the head (a track by id: unseen)
         self.cerebellum.command(command)
         if self.body is not None:
             self.body.send_head_goal(command)

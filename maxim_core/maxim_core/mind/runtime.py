@@ -79,10 +79,11 @@ class Runtime:
     # -- the inbox ---------------------------------------------------------------------------
     def offer(self, percept: Percept, from_self: bool = False) -> bool:
         """A percept arrives; True when it was queued for a turn. Vision below
-        `percept_min_salience` is not deliberated."""
+        `percept_min_salience` is not deliberated; a view in which a track lost its target
+        is thought about as that loss (`Mind.perceive`)."""
         if from_self:
             return False
-        self.mind.perceive(percept)
+        percept = self.mind.perceive(percept) or percept
         if percept.source == 'vision' and \
                 percept.salience < self.mind.config.percept_min_salience:
             return False

@@ -57,6 +57,7 @@ class Situation:
         self.scene = ''                     # that percept
         self.source = ''                    # what the running pass is about ('' between)
         self.in_view: tuple = ((), 0.0)     # labels of the last view, and when
+        self.view: tuple | None = None      # objects and people of the last view (None: none)
         self.seen_at_pass: set = set()      # what was in view at the last pass on a view
         self.new_now: list = []             # what came into view since then (this pass)
         # What acts' results told of things' states, and what the robot's own acts set:
@@ -72,9 +73,17 @@ class Situation:
 
     # -- what comes in ----------------------------------------------------------------------
     def note_view(self, percept: Percept) -> None:
-        """What is in view, kept for a person's words that come without a view."""
-        if percept.source == 'vision' and percept.objects:
+        """What is in view, kept for a person's words that come without a view. A view with
+        nothing in it is a view too: what left it is not in view any more (perception sends
+        a view when the scene changes, so the last one stands until the next)."""
+        if percept.source == 'vision':
             self.in_view = (tuple(str(o) for o in percept.objects), self.clock())
+            self.view = tuple(str(o) for o in list(percept.objects) + list(percept.people))
+
+    def labels_in_view(self) -> list[str] | None:
+        """The labels of everything in the last view (objects and people), None before the
+        first view (the robot tools then cannot tell what is there)."""
+        return None if self.view is None else list(self.view)
 
     def begin(self, percept: Percept) -> None:
         """A pass starts on `percept`: what is new since the last view thought about, and

@@ -59,7 +59,13 @@ RUNTIME = {
     'percept_min_salience': (0.3, 'Vision percepts below this are not deliberated',
                              (0.0, 1.0)),
     'deliberation.max_cycles': (3, 'Cycles a pass may think', (1, 32)),
-    'deliberation.temperature': (0.8, 'Sampling temperature', (0.0, 2.0)),
+    # One temperature for the free text the mind writes, whichever way it decides: when it
+    # chooses (the default), its thoughts and replies (ChoiceConfig.temperature); when it
+    # generates, its answers (DeliberationConfig.temperature). The default is the choosing
+    # path's own, so that path samples as it did before the parameter reached it.
+    'deliberation.temperature': (ChoiceConfig().temperature, 'Sampling temperature of the '
+                                 'free text the mind writes: its thoughts and replies when '
+                                 'it chooses, its answers when it generates', (0.0, 2.0)),
     'deliberation.seed': (-1, 'Sampling seed (-1: a fresh one each call; n: the same prompt '
                               'samples the same tokens)', (-1, 2**31 - 1)),
     'deliberation.goal_max_cycles': (16, 'The most cycles a Deliberate goal may ask',
@@ -70,12 +76,15 @@ RUNTIME = {
                                    (0.0, 10**6)),
 }
 # Run-time parameter -> (MindConfig field, DeliberationConfig field or None).
+# deliberation.temperature also sets ChoiceConfig.temperature (`_CHOICE`).
 _FIELDS = {'goal': ('goal', None), 'percept_min_salience': ('percept_min_salience', None),
            'deliberation.max_cycles': ('deliberation', 'max_cycles'),
            'deliberation.temperature': ('deliberation', 'temperature'),
            'deliberation.seed': ('deliberation', 'seed'),
            'energy.token_budget': ('energy_token_budget', None),
            'energy.refill_tokens_per_s': ('energy_refill_tokens_per_s', None)}
+# Run-time parameter -> ChoiceConfig field: what the choosing path reads of it.
+_CHOICE = {'deliberation.temperature': 'temperature'}
 
 
 def declare(node) -> None:
@@ -105,6 +114,7 @@ def read_config(node, run_id: str) -> MindConfig:
             llm_timeout_s=v('deliberation.llm_timeout_s')),
         use_grammar=v('deliberation.use_grammar'),
         choice=ChoiceConfig(thought_drafts=v('deliberation.thought_drafts'),
+                            temperature=v('deliberation.temperature'),
                             weights=v('deliberation.choice.weights'),
                             weights_path=v('deliberation.choice.weights_path')),
         decision=v('deliberation.decision'), enrichment_budget_s=v('enrichment.budget_s'),
@@ -126,13 +136,17 @@ def check_goal(goal: str) -> None:
 def with_changes(config: MindConfig, changes: dict) -> MindConfig:
     """`config` with the run-time parameters in `changes` (others are ignored); the core's
     rules raise ValueError for a value they refuse."""
-    top, inner = {}, {}
+    top, inner, choice = {}, {}, {}
     for name, value in changes.items():
         if name in _FIELDS:
             field, sub = _FIELDS[name]
             (inner if sub else top)[sub or field] = value
+        if name in _CHOICE:
+            choice[_CHOICE[name]] = value
     if inner:
         top['deliberation'] = replace(config.deliberation, **inner)
+    if choice:
+        top['choice'] = replace(config.choice, **choice)
     return replace(config, **top) if top else config
 
 
@@ -170,6 +184,9 @@ def apply(mind, old: MindConfig, new: MindConfig) -> None:
         e.token_budget = int(new.energy_token_budget)
     if new.deliberation != old.deliberation:
         mind.deliberator.config = new.deliberation
+    chooser = mind.deliberator.chooser
+    if new.choice != old.choice and chooser is not None:
+        chooser.config = new.choice        # read afresh at each thought and reply
     if new.goal != old.goal:
         mind.goal = new.goal
     mind.config = new

@@ -8,7 +8,7 @@ from maxim_core.tools.communication import communication_tools, Gateway
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox
 from maxim_core.tools.introspection import introspection_tools, Query
 from maxim_core.tools.registry import ToolRegistry
-from maxim_core.tools.robot import HeadGoalSender, robot_tools
+from maxim_core.tools.robot import HeadGoalSender, InView, robot_tools
 from maxim_core.tools.sandbox import Limits
 
 
@@ -21,8 +21,8 @@ def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
                         registry: ToolRegistry | None = None, process: str = 'bwrap',
                         network: bool = False, hidden=(), protected=None,
                         limits: Limits | None = None,
-                        ask: Callable[[str, list, float], 'str | None'] | None = None
-                        ) -> ToolRegistry:
+                        ask: Callable[[str, list, float], 'str | None'] | None = None,
+                        in_view: InView | None = None) -> ToolRegistry:
     """Every built-in tool: robot, filesystem, code, communication and introspection.
 
     None for a dependency means that part is absent (headless, no memory, no gateway):
@@ -31,13 +31,15 @@ def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
     of the tools that start processes (see `maxim_core.tools.filesystem.Sandbox`); `speak`
     runs espeak-ng in a sandbox of its own, with the same `process` choice. The tools a user
     registers in the registry, before or after, run their calls in that same kernel sandbox
-    (`ToolRegistry.contain_with`).
+    (`ToolRegistry.contain_with`). `in_view`: the labels the robot sees now, for the head
+    tools that need something in view (`maxim_core.tools.robot`).
     """
     registry = registry or ToolRegistry()
     sandbox = Sandbox(mode, root, read_roots, write_roots, process=process, network=network,
                       protected=protected, hidden=hidden, limits=limits)
     registry.contain_with(sandbox.process)
-    for t in (robot_tools(send_head_goal) + filesystem_tools(sandbox) + code_tools(sandbox)
+    for t in (robot_tools(send_head_goal, in_view) + filesystem_tools(sandbox)
+              + code_tools(sandbox)
               + communication_tools(on_respond, gateway, ask=ask, process=process)
               + introspection_tools(query, query_timeout_s)):
         registry.register(t)

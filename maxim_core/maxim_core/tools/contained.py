@@ -14,8 +14,11 @@ sends one: by reference, so the function (or the Tool's class) must be importabl
 module-level ``def`` or ``class``, not a lambda, a nested function or ``__main__``). That is
 checked when the tool is registered. When its module lies in a folder hidden from the sandbox
 (a home, ``/tmp``), that module (or its top-level package) is bound read-only inside, so the
-process can import it. The result comes back as JSON on stdout, never pickled: this process
-never unpickles what contained code wrote. What the tool prints goes to stderr.
+process can import it; so are the folders of this process's import path that the sandbox
+would hide (the project's packages, its build and install trees, the virtual environment), so
+a checkout works wherever it lives: under ``/tmp``, in a home, in a path with spaces
+(`ProcessSandbox.import_binds`). The result comes back as JSON on stdout, never pickled: this
+process never unpickles what contained code wrote. What the tool prints goes to stderr.
 
 Opting out is explicit: ``in_process='<why it holds no path and has no side effect>'`` on the
 registration (or as a class attribute of a Tool subclass). Such a tool runs in this process,
@@ -188,37 +191,54 @@ class KernelRunner:
     def __init__(self, process: ProcessSandbox | None, roots: list[tuple[Path, Path]]):
         self.roots = roots
         self._base: ProcessSandbox | None = None
-        self._process: ProcessSandbox | None = None
+        self._made: dict[tuple, ProcessSandbox] = {}
         self.bind(process)
 
     def bind(self, process: ProcessSandbox | None) -> None:
-        """Use `process` (a registry's sandbox), with the tool's own module made visible
-        read-only when it lies in a folder the sandbox hides."""
-        if process is self._base and self._process is not None:
-            return
-        self._base = process
-        self._process = None
-        if process is None:
-            return
-        extra = [src for src, _ in self.roots
-                 if not process.sees(src) and not any(_inside(src, h) for h in process.hidden)
-                 and secret_reason(src) is None]
-        self._process = process if not extra else dataclasses.replace(
-            process, read_roots=list(process.read_roots) + extra)
+        """Use `process` (a registry's sandbox) for the calls (`process_for` adds what the
+        tool imports)."""
+        if process is not self._base:
+            self._base = process
+            self._made = {}
 
     @property
     def process(self) -> ProcessSandbox | None:
-        return self._process
+        """The sandbox of a call made now, with this process's import path."""
+        return self.process_for(_import_path(self.roots))
+
+    def process_for(self, entries: list[str]) -> ProcessSandbox | None:
+        """The registry's sandbox, with what the call imports made visible read-only when it
+        lies in a folder the sandbox hides: the tool's own module, and the folders of the
+        import path `entries` (the project's packages, its build and install trees, the
+        environment), so a checkout works wherever it lives (`ProcessSandbox.import_binds`).
+        One sandbox (one session) per set of extra folders."""
+        process = self._base
+        if process is None:
+            return None
+        extra = [src for src, _ in self.roots
+                 if not process.sees(src) and not any(_inside(src, h) for h in process.hidden)
+                 and secret_reason(src) is None]
+        # A tool's own import root gets only its module (above), not the whole folder.
+        own = {str(e) for _, e in self.roots}
+        extra += [p for p in process.import_binds(e for e in entries if e not in own)
+                  if not any(_inside(p, e) for e in extra)]
+        if not extra:
+            return process
+        key = tuple(extra)
+        if key not in self._made:
+            self._made = {key: dataclasses.replace(
+                process, read_roots=list(process.read_roots) + extra)}
+        return self._made[key]
 
     def call(self, tool: Tool, args: dict) -> ToolOutcome:
-        if self._process is None:
+        entries = _import_path(self.roots)
+        process = self.process_for(entries)
+        if process is None:
             raise SandboxUnavailable(
                 f'refused: {tool.name} is a registered tool, which runs only in the kernel '
                 'sandbox, and its registry has none (register it in the registry '
                 'build_tool_registry makes, or give one with ToolRegistry.contain_with)')
         timeout_s = float(tool.wall_clock_s or DEFAULT_TIMEOUT_S)
-        entries = [p for p in sys.path if p and os.path.isabs(p)]
-        entries += [str(e) for _, e in self.roots if str(e) not in entries]
         try:
             call = pickle.dumps((tool.contained_call(), args), protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, AttributeError, TypeError, RecursionError) as exc:
@@ -226,8 +246,8 @@ class KernelRunner:
                                       f'kernel sandbox: {exc}')) from exc
         stdin = json.dumps({'path': entries}).encode('utf-8') + b'\n' + call
         argv = [sys.executable, '-I', '-S', '-c', CHILD]
-        result = self._process.run(argv, timeout_s=timeout_s, max_bytes=RESULT_MAX_BYTES,
-                                   stdin=stdin)
+        result = process.run(argv, timeout_s=timeout_s, max_bytes=RESULT_MAX_BYTES,
+                             stdin=stdin)
         if result.timed_out:
             raise ToolError(f'{tool.name} did not finish within its {timeout_s:g} s wall clock '
                             '(its process in the kernel sandbox was killed)', ERROR_TIMEOUT)
@@ -254,6 +274,12 @@ class KernelRunner:
             if isinstance(outcome.output, dict):
                 outcome.output.setdefault('not_kept', result.not_kept[:50])
         return outcome
+
+
+def _import_path(roots: list[tuple[Path, Path]]) -> list[str]:
+    """The import path of a contained call: this process's, then the tool's own roots."""
+    entries = [p for p in sys.path if p and os.path.isabs(p)]
+    return entries + [str(e) for _, e in roots if str(e) not in entries]
 
 
 def _reply(stdout: str) -> dict | None:

@@ -8,13 +8,22 @@ it is headless, so the mind learns that moving does nothing here.
 
 Angles are checked against the head's joint limits (the URDF's: pan +-2.6, tilt +-0.8 rad)
 before anything is sent, so an out-of-range goal is an argument error, not a strained servo.
+
+A tool that would do nothing says so instead of succeeding. Given `in_view` (the labels of
+what the robot sees now; None while it has seen nothing yet), track_target resolves the name
+it is given to the one thing in view that it names ("blue" -> "blue object", by the rule the
+head controller follows too: `maxim_common.labels`), or fails with the labels in view; and
+focus_interests and novelty_track fail while nothing is in view to look at. That a track later
+loses its target is told by the Mind (`maxim_core.mind.tracking`). `move` is checked against
+the joint states after it is sent (`maxim_core.agent.verify`).
 """
 
 import math
-from typing import Callable
+from typing import Callable, Sequence
 import uuid
 
-from maxim_common.errors import ERROR_UNAVAILABLE
+from maxim_common.errors import ERROR_EXECUTION, ERROR_UNAVAILABLE
+from maxim_common.labels import resolve_label
 from maxim_core.tools.base import Tool, ToolInputError, ToolOutcome
 
 # maxim_interfaces/msg/HeadGoal.msg MODE_* values.
@@ -30,6 +39,8 @@ PAN_LIMITS = (-2.6, 2.6)
 TILT_LIMITS = (-0.8, 0.8)
 
 HeadGoalSender = Callable[[dict], None]
+# The labels of what is in view now (objects and people), None when nothing was seen yet.
+InView = Callable[[], 'Sequence[str] | None']
 
 _DURATION = {'type': 'number', 'minimum': 0, 'maximum': 600, 'default': 0,
              'description': 'seconds the goal holds (0 = until replaced)'}
@@ -74,11 +85,26 @@ class _HeadTool(Tool):
 
     def __init__(self, send_head_goal: HeadGoalSender | None = None,
                  pan_limits: tuple[float, float] = PAN_LIMITS,
-                 tilt_limits: tuple[float, float] = TILT_LIMITS):
+                 tilt_limits: tuple[float, float] = TILT_LIMITS,
+                 in_view: InView | None = None):
         super().__init__()
         self.send_head_goal = send_head_goal
         self.pan_limits = pan_limits
         self.tilt_limits = tilt_limits
+        self.in_view = in_view
+
+    def _view(self) -> list[str] | None:
+        """The labels in view now; None when unknown (no view port, or nothing seen yet)."""
+        labels = self.in_view() if self.in_view is not None else None
+        return None if labels is None else [str(label) for label in labels]
+
+    def _nothing_to_look_at(self, goal: dict) -> ToolOutcome | None:
+        """A failure when the view is known to be empty: the goal would leave the head still."""
+        if self._view() == [] and self.send_head_goal is not None:
+            return ToolOutcome.fail(f'nothing in view: {self.name} would leave the head still, '
+                                    'so nothing was sent', ERROR_EXECUTION,
+                                    output={'sent': False, 'in_view': []}, goal=goal)
+        return None
 
     def _send(self, goal: dict, summary: str) -> ToolOutcome:
         if self.send_head_goal is None:
@@ -167,9 +193,24 @@ class TrackTargetTool(_HeadTool):
                                  f'[0, 2^32), not {track_id!r}')
         if not target_label.strip() and track_id == 0:
             raise ToolInputError('track_target: give a target_label or a track_id')
+        asked = target_label.strip()
+        label, view = asked, self._view()
+        if track_id == 0 and view is not None and self.send_head_goal is not None:
+            label = resolve_label(asked, view)
+            if label is None:
+                seen = ', '.join(f'"{v}"' for v in dict.fromkeys(view)) or 'nothing'
+                why = ('names more than one of them' if view and any(
+                    resolve_label(asked, [v]) for v in view) else 'is not among them')
+                return ToolOutcome.fail(
+                    f'track_target: "{asked}" {why}; in view: {seen}. Nothing was sent',
+                    ERROR_EXECUTION, output={'sent': False, 'asked': asked,
+                                             'in_view': list(dict.fromkeys(view))})
         goal = head_goal(self.name, MODE_TRACK_TARGET, track_id=track_id,
-                         target_label=target_label.strip(), duration_s=duration_s)
-        return self._send(goal, f'tracking {target_label or f"track {track_id}"}')
+                         target_label=label, duration_s=duration_s)
+        what = label or f'track {track_id}'
+        if label and label != asked:
+            what = f'{label} (for "{asked}")'
+        return self._send(goal, f'tracking {what}')
 
 
 class FocusInterestsTool(_HeadTool):
@@ -180,7 +221,8 @@ class FocusInterestsTool(_HeadTool):
     def execute(self, duration_s: float = 0.0) -> ToolOutcome:
         duration_s = _number(self.name, 'duration_s', duration_s, *DURATION_RANGE)
         goal = head_goal(self.name, MODE_FOCUS_INTERESTS, duration_s=duration_s)
-        return self._send(goal, 'looking at the most salient things in turn')
+        return self._nothing_to_look_at(goal) or \
+            self._send(goal, 'looking at the most salient things in turn')
 
 
 class NoveltyTrackTool(_HeadTool):
@@ -191,9 +233,11 @@ class NoveltyTrackTool(_HeadTool):
     def execute(self, duration_s: float = 0.0) -> ToolOutcome:
         duration_s = _number(self.name, 'duration_s', duration_s, *DURATION_RANGE)
         goal = head_goal(self.name, MODE_NOVELTY_TRACK, duration_s=duration_s)
-        return self._send(goal, 'following whatever is most novel')
+        return self._nothing_to_look_at(goal) or \
+            self._send(goal, 'following whatever is most novel')
 
 
-def robot_tools(send_head_goal: HeadGoalSender | None = None) -> list[Tool]:
-    return [cls(send_head_goal) for cls in (MoveTool, TrackTargetTool, FocusInterestsTool,
-                                            NoveltyTrackTool)]
+def robot_tools(send_head_goal: HeadGoalSender | None = None,
+                in_view: InView | None = None) -> list[Tool]:
+    return [cls(send_head_goal, in_view=in_view)
+            for cls in (MoveTool, TrackTargetTool, FocusInterestsTool, NoveltyTrackTool)]

@@ -72,8 +72,8 @@ import weakref
 from maxim_common.errors import ERROR_TIMEOUT, ERROR_UNAVAILABLE
 from maxim_core.tools.base import bounded, Tool, ToolError, ToolOutcome
 from maxim_core.tools import quota
-from maxim_core.tools.secrets import (home_secrets, SYSTEM_SECRET_DIRS, SYSTEM_SECRET_FILES,
-                                      TreeScan)
+from maxim_core.tools.secrets import (home_secrets, secret_reason, SYSTEM_SECRET_DIRS,
+                                      SYSTEM_SECRET_FILES, TreeScan)
 from maxim_core.tools.traps import (git_traps, hooks_paths, is_git_config, is_trap_entry,
                                     kernel_refusal)
 
@@ -100,6 +100,7 @@ _CHECKOUT_OWN = ('scripts', 'requirements', 'install', 'build', '.maxim', '.venv
 _KILL_WAIT_S = 5.0          # after a kill: how long to wait for the pipes to close
 _CGROUP_DRAIN_S = 2.0       # after a call: how long to wait for its cgroups to empty
 _PROBE_TIMEOUT_S = 15.0
+_IMPORT_SCAN_MAX = 2000     # entries of one import-path folder looked at for symlinks
 
 
 class SandboxUnavailable(ToolError):
@@ -688,6 +689,49 @@ class ProcessSandbox:
         (the homes, /tmp, the socket folders, the hidden paths)."""
         bound = list(self._interpreter_bound) + list(self.read_roots) + self.writable()
         return self._visible(_real(path), self._hide_dirs, bound)
+
+    def import_binds(self, entries: Iterable[str | os.PathLike]) -> list[Path]:
+        """The folders of an import path (``sys.path``) that this sandbox would not show, to
+        be bound read-only so that a Python process inside imports what this one imports,
+        wherever the checkout and its environment live: under /tmp, in a home, on another
+        mount, in a path with spaces or non-ASCII characters.
+
+        Each entry that is not visible, and the real folder each symlink in it leads to
+        (colcon's ``build/<pkg>/<pkg>`` points at the source package). Never a folder that is
+        or holds a hidden one (a home, /tmp itself, the socket folders), one inside a path
+        hidden on purpose (``~/.maxim``, the mounted secrets), nor a secret; secrets found by
+        name inside what is bound stay hidden (bound folders are scanned like the others).
+        """
+        roots = list(self._hide_dirs) + [Path('/tmp')]
+        never = [Path(p) for p in SYSTEM_SECRET_DIRS] + list(self.hidden)
+        out: list[Path] = []
+
+        def want(p: Path) -> bool:
+            if not p.exists() or self.sees(p) or any(_inside(p, o) for o in out):
+                return False
+            if any(_inside(r, p) for r in roots) or any(_inside(p, n) for n in never):
+                return False
+            return secret_reason(p) is None
+
+        for entry in entries:
+            if not entry or not os.path.isabs(entry):
+                continue
+            folder = _real(entry)
+            if not want(folder) or not folder.is_dir():
+                continue
+            out.append(folder)
+            try:
+                links = [Path(e.path) for e in itertools.islice(os.scandir(folder),
+                                                                _IMPORT_SCAN_MAX)
+                         if e.is_symlink()]
+            except OSError as exc:
+                log.debug('import path %s not listed: %s', folder, exc)
+                continue
+            for link in links:
+                target = link.resolve()
+                if not _inside(target, folder) and want(target):
+                    out.append(target)
+        return out
 
     def _scan_roots(self, writable: Sequence[Path]) -> tuple[list[Path], list[Path]]:
         """(secrets by name, traps) in the writable and bound roots (`TreeScan`, remembered

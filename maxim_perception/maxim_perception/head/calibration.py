@@ -37,7 +37,7 @@ from maxim_perception.head.dynamixel import (DynamixelDriver, DynamixelJoint, MA
 JOINTS = ('pan', 'tilt')
 URDF_JOINTS = ('head_pan_joint', 'head_tilt_joint')
 CALIBRATABLE = ('serial', 'dynamixel', 'dry_run')
-PULSE_CENTRE_US = 1500             # where the board puts both servos at start-up
+PULSE_CENTRE_US = 1500             # where a serial joint starts when the board cannot say (limp)
 
 DEFAULT_STEP = math.radians(2.0)   # one jog
 MIN_STEP, MAX_STEP = math.radians(0.1), math.radians(10.0)

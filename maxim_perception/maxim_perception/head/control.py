@@ -4,7 +4,9 @@ Two sources steer the head. Attention's reflex (a pan/tilt that centres its focu
 control rate without waiting for deliberation; a goal from the agent's tools (move, track a
 target, focus on interests, follow novelty, stop) overrides the reflex while it holds. Every
 control tick `step(dt, now)` moves the commanded position towards the wanted one under velocity
-and acceleration limits and inside the joint limits, so a servo never sees a jump.
+and acceleration limits and inside the joint limits, so a servo never sees a jump. A target to
+track is named as the agent's track_target tool names it (`maxim_common.labels`); while it is
+out of view the head looks where it was last seen, and follows it again when it comes back.
 
 Bad input never moves the head: NaN/inf and stale commands are rejected, out-of-range ones are
 clamped, and each decision carries a reason for the node's log line. The body hurts when it
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 import math
 
+from maxim_common.labels import resolve_label
 from maxim_perception.head.motion import judge, MotionModel, Trajectory, Verdict
 
 
@@ -295,6 +298,7 @@ class HeadController:
         self._target_trails: dict[int, deque] = {}        # track id -> recent positions
         self._target_rates: dict[int, tuple[float, float]] = {}
         self._focus = _Focus()
+        self._last_seen: tuple[float, float] | None = None   # TRACK_TARGET: where, last
         self._wanted: tuple[float, float] | None = None
         self._hold: tuple[float, float] | None = None
         self._last_dt = 0.02
@@ -344,6 +348,29 @@ class HeadController:
             self._tilt = _Axis(max(c.tilt_min, min(c.tilt_max, float(tilt))))
             self._synced = True
         return CommandResult(True)
+
+    def restart_from(self, position: tuple[float, float] | None = None) -> None:
+        """Start the command afresh, at rest: from `position` (the joints as the driver
+        measures them once it is (re)connected; inside the limits), or from where the
+        command is when the driver cannot say. The next steps ramp from there under
+        max_velocity and max_acceleration, whatever the command did while the driver was
+        away (it may have moved on while the servos held)."""
+        c = self.config
+        if position is not None and _finite(*position):
+            self._pan = _Axis(max(c.pan_min, min(c.pan_max, float(position[0]))))
+            self._tilt = _Axis(max(c.tilt_min, min(c.tilt_max, float(position[1]))))
+            self._synced = True
+        else:
+            self._pan.vel = self._tilt.vel = 0.0
+        self._hold = None
+        self._blocked_since = [None, None]
+        self._last_sign = 0
+        self._swing_from = self._pan.pos
+
+    @property
+    def command(self) -> tuple[float, float]:
+        """Where the last step() put the joints' command (pan, tilt)."""
+        return self._pan.pos, self._tilt.pos
 
     def set_reflex_target(self, pan: float, tilt: float, now: float,
                           stamp: float | None = None, track_id: int = 0,
@@ -493,6 +520,7 @@ class HeadController:
         self._goal_target = target
         self._goal_expires = now + goal.duration_s if goal.duration_s > 0 else math.inf
         self._focus = _Focus()
+        self._last_seen = None
         if target is not None and notes and notes[-1].startswith(('pan', 'tilt')):
             self._hurt(PainType.JOINT_LIMIT, 0.2, f'goal {goal.goal_id!r} asked past the '
                        f'joint limits: {notes[-1]}', now)
@@ -646,16 +674,17 @@ class HeadController:
             return self._lead(r.pan, r.tilt, (r.pan_rate, r.tilt_rate), r.stamp, now)
         if self._goal_target is not None:
             return self._goal_target
-        if now - self._targets_at > self.config.command_timeout_s or not self._targets:
+        tracking = goal.mode == HeadMode.TRACK_TARGET
+        if now - self._targets_at > self.config.command_timeout_s:
             return None   # attention went quiet: hold rather than chase an old position
         target = None
-        if goal.mode == HeadMode.TRACK_TARGET:
-            if goal.track_id:
-                target = self._targets.get(goal.track_id)
-            else:
-                label = goal.target_label.lower()
-                matches = [t for t in self._targets.values() if t.label.lower() == label]
-                target = max(matches, key=lambda t: t.salience) if matches else None
+        if tracking:
+            # Out of a view attention still reports: looked for where it was last seen.
+            target = self._tracked()
+            if target is None:
+                return self._last_seen
+        elif not self._targets:
+            return None
         elif goal.mode == HeadMode.NOVELTY_TRACK:
             target = max(self._targets.values(), key=lambda t: (t.novelty, t.salience))
         elif goal.mode == HeadMode.FOCUS_INTERESTS:
@@ -665,6 +694,22 @@ class HeadController:
         return self._lead(target.pan, target.tilt,
                           self._target_rates.get(target.track_id, (0.0, 0.0)),
                           self._targets_stamp, now)
+
+    def _tracked(self) -> TargetView | None:
+        """The TRACK_TARGET goal's target in view: by track id, or the most salient of the
+        targets its label names (`maxim_common.labels.resolve_label`: "blue" names "blue
+        object", as the track_target tool resolved it). Remembers where it was seen."""
+        goal = self._goal
+        if goal.track_id:
+            target = self._targets.get(goal.track_id)
+        else:
+            label = resolve_label(goal.target_label, (t.label for t in self._targets.values()))
+            matches = [t for t in self._targets.values()
+                       if label is not None and t.label.lower() == label.lower()]
+            target = max(matches, key=lambda t: t.salience) if matches else None
+        if target is not None:
+            self._last_seen = self._clamp(target.pan, target.tilt)[0]
+        return target
 
     def _next_interest(self, now: float) -> TargetView:
         """Most salient targets in turn, each for focus_dwell_s, least recently visited first."""

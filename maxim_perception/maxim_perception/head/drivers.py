@@ -8,6 +8,10 @@ Each driver also states its motion model, what movement pain is judged against
 (head/motion.py, MotionModel.of): `max_velocity`, the rad/s at which its joints turn towards a
 far command (None: the controller's max_velocity; math.inf: the reading is the command, at
 once), and `joint_limits`, the limits it imposes itself, or None.
+
+A driver that needs a moment after open() to learn where its joints are (the serial board
+answers a query) says so with `awaiting_position`: while it is true, the head controller
+neither steps nor writes, and then starts its command from that position (supervision.py).
 """
 
 from dataclasses import dataclass
@@ -15,6 +19,8 @@ import math
 import re
 import time
 from typing import Callable, Protocol, runtime_checkable
+
+WRITE_TIMEOUT_S = 0.5     # the serial board's write deadline (see SerialDriver.open)
 
 
 class DriverError(RuntimeError):
@@ -28,7 +34,8 @@ class HeadDriver(Protocol):
     name: str
 
     def open(self) -> None:
-        """Acquire the hardware; raises DriverError when it is not there."""
+        """Acquire the hardware, or acquire it again after a fault; raises DriverError when
+        it is not there."""
 
     def write(self, pan: float, tilt: float) -> None:
         """Command joint angles in radians; raises DriverError on failure."""
@@ -37,7 +44,8 @@ class HeadDriver(Protocol):
         """The measured (pan, tilt) in radians, or None when nothing is known."""
 
     def close(self) -> None:
-        """Release the hardware; safe to call twice."""
+        """Release the hardware and leave it safe (a servo that can be let go is let go);
+        safe to call twice, and after a fault."""
 
 
 class SimDriver:
@@ -146,6 +154,8 @@ class ServoMapping:
 
 
 _REPORT = re.compile(r'^P(\d+)\s+T(\d+)\s*$')
+QUERY = b'?\n'         # where are the servos? (answered with a report, or DETACHED)
+DETACHED = 'D'         # the board's servos get no pulse yet: it has just started
 # The pulse range the board's firmware applies (firmware/maxim_head_servo/maxim_head_servo.ino,
 # PULSE_MIN_US and PULSE_MAX_US): it clamps every pulse into it and reports what it applied.
 BOARD_PULSE_US = (500, 2500)
@@ -169,21 +179,36 @@ class SerialServoDriver:
                       [pan_us_min, pan_us_max] us (default -2.6..2.6 rad -> 500..2500 us),
                       tilt likewise (-0.8..0.8 rad -> 500..2500 us by default; swap the two
                       pulse values to reverse a servo).
+                     `?`: where are the servos? Nothing moves.
       board -> host  one line for every non-blank line it receives:
                       `P<pan_us> T<tilt_us>`: the pulses it now applies, each clamped to its
                         range (BOARD_PULSE_US, 500..2500 us);
+                      `D`: its servos are detached, no pulse yet (the answer to `?` before
+                        the first valid P line);
                       `E<reason>`: the line was refused (`E bad line`, `E line too long`)
                         and the servos hold their last pulses;
-                      and once at start-up, `P1500 T1500` (the servos centred).
+                      and once at start-up, `D`: the servos stay detached (limp) until the
+                        first valid P line, which attaches them at its pulses.
                      A line cut off for 100 ms is dropped without an answer, and the servos
                      hold their last pulses whenever the host is silent.
+
+    No snap on connect: open() keeps the port's DTR line as it is and clears HUPCL, so that
+    neither this open nor the close after it resets the board (an Uno or Nano restarts when
+    DTR is asserted after having been dropped; the kernel drops it at close while HUPCL is
+    set, and asserts it at open). Only the first open after the board is plugged in resets
+    it. Then it asks `?` and sends nothing until the board answers (`awaiting_position`):
+    a report is where the servos are, and the head controller ramps from there; `D` (or a
+    board that just restarted) means they are limp, and the first line attaches them where
+    the head controller's command is.
+
     With `readback=True` (the firmware's way) read() returns the newest report as angles;
     `E` lines are kept in `last_error`. A line that is neither, or no answer for
     `reply_timeout_s` after a write, is a DriverError (the port is closed; the node reopens
-    it with backoff). An Arduino Uno or Nano restarts when its port is opened, and its
-    bootloader hears nothing for up to ~2 s: during `boot_s` after open() a missing answer is
-    no error and a stray line is only kept in `last_error`.
-    With `readback=False` (a board that does not answer) read() returns None.
+    it with backoff). A board that did restart on open hears nothing while its bootloader
+    runs (up to ~2 s): during `boot_s` after open() a missing answer is no error and a stray
+    line is only kept in `last_error`.
+    With `readback=False` (a board that does not answer) read() returns None, nothing is
+    asked, and the first line goes out at once.
 
     max_velocity: the servos' speed (rad/s) when the board reports measured positions (servos
     with position feedback); the default, math.inf, is the firmware's echo of what it applies,
@@ -223,6 +248,8 @@ class SerialServoDriver:
         self._opened_at = -math.inf
         self._heard = False                    # a line came since open()
         self._awaiting: float | None = None    # when the oldest unanswered write went out
+        self._asked = False                    # `?` sent, no answer yet
+        self.detached = False                  # the board said its servos get no pulse
 
     @property
     def joint_limits(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
@@ -240,18 +267,55 @@ class SerialServoDriver:
     def open(self) -> None:
         import serial  # pyserial: only a real head needs it
 
+        self.close()                           # a reconnection: the old handle goes first
+        port = serial.Serial()
+        port.port, port.baudrate = self.port, self.baud
+        port.timeout = self.timeout_s
+        # pyserial checks a write's deadline after the bytes went out, so a write deadline as
+        # short as the read timeout fails a loaded machine's writes that did succeed. A line
+        # is ~16 bytes (under 2 ms at 115200 baud): WRITE_TIMEOUT_S still bounds a stuck port.
+        port.write_timeout = max(self.timeout_s, WRITE_TIMEOUT_S)
+        port.dtr = True        # as the kernel sets it at open: asserted, no edge
         try:
-            self._serial = serial.Serial(self.port, self.baud, timeout=self.timeout_s,
-                                         write_timeout=self.timeout_s)
+            port.open()
         except (serial.SerialException, OSError, ValueError) as exc:
-            self._serial = None
             raise DriverError(f'cannot open servo board on {self.port} at {self.baud} baud: '
                               f'{exc}') from exc
+        self._serial = port
+        self._keep_dtr_at_close()
         self._buffer = b''
         self._measured = None                  # a new connection knows nothing yet
         self._opened_at = self._clock()
         self._heard = False
         self._awaiting = None
+        self._asked = False
+        self.detached = False
+        if self.readback:
+            self._send(QUERY)
+            self._asked = True
+            self._awaiting = self._opened_at
+
+    def _keep_dtr_at_close(self) -> None:
+        """Clear HUPCL: the kernel then leaves DTR asserted when the port closes, and the
+        next open does not reset the board. The setting stays with the device until it is
+        unplugged. Not fatal where the port has no such flag (kept in last_error)."""
+        import termios
+
+        try:
+            fd = self._serial.fileno()
+            attrs = termios.tcgetattr(fd)
+            if attrs[2] & termios.HUPCL:
+                attrs[2] &= ~termios.HUPCL
+                termios.tcsetattr(fd, termios.TCSANOW, attrs)
+        except (termios.error, OSError, ValueError, AttributeError) as exc:
+            self.last_error = f'cannot clear HUPCL on {self.port} (the next open may reset ' \
+                              f'the board): {exc}'
+
+    @property
+    def awaiting_position(self) -> bool:
+        """Opened, and the board has not yet said where its servos are (or that they are
+        limp): no command goes out until it has."""
+        return self._asked and self.is_open
 
     @property
     def is_open(self) -> bool:
@@ -264,18 +328,24 @@ class SerialServoDriver:
         return f'P{self.pan.to_us(pan)} T{self.tilt.to_us(tilt)}\n'.encode('ascii')
 
     def write(self, pan: float, tilt: float) -> None:
-        import serial
-
         if not self.is_open:
             raise DriverError(f'servo board on {self.port} is not open')
-        line = self.encode(pan, tilt)
+        if self._asked:
+            raise DriverError(f'servo board on {self.port} has not said yet where its servos '
+                              'are: no command goes out before it has (awaiting_position)')
+        self._send(self.encode(pan, tilt))
+        self.detached = False
+        if self.readback and self._awaiting is None:
+            self._awaiting = self._clock()
+
+    def _send(self, line: bytes) -> None:
+        import serial
+
         try:
             self._serial.write(line)
         except (serial.SerialException, serial.SerialTimeoutException, OSError) as exc:
             self.close()
             raise DriverError(f'write to servo board on {self.port} failed: {exc}') from exc
-        if self.readback and self._awaiting is None:
-            self._awaiting = self._clock()
 
     def read(self) -> tuple[float, float] | None:
         import serial
@@ -301,8 +371,17 @@ class SerialServoDriver:
             if match:
                 self._measured = (self.pan.to_angle(int(match.group(1))),
                                   self.tilt.to_angle(int(match.group(2))))
+                self.detached = False
+            elif text == DETACHED:
+                # The board has just started (on this open, or a brown-out mid-run): its
+                # servos are limp, and the next line attaches them at the command.
+                self._measured = None
+                self.detached = True
             elif text.startswith('E'):
                 self.last_error = text
+                if self._asked:        # firmware without `?`: it cannot say, go on
+                    self.last_error = (f'{text} to `?`: the board cannot say where its '
+                                       'servos are (flash the current maxim_head_servo)')
             elif not text:
                 continue
             elif booting:              # bootloader noise, or a line cut by the open
@@ -314,6 +393,7 @@ class SerialServoDriver:
                            f'firmware on it, at {self.baud} baud?)')
             self._heard = True
             self._awaiting = None
+            self._asked = False
         if self._awaiting is not None:
             since = self._awaiting if self._heard else max(self._awaiting,
                                                            self._opened_at + self.boot_s)
@@ -345,3 +425,4 @@ class SerialServoDriver:
                 self.last_error = f'close failed: {exc}'
             self._serial = None
         self._awaiting = None
+        self._asked = False

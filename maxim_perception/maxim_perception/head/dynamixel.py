@@ -12,7 +12,15 @@ position mode with its own Min/Max Position Limit written from the configured jo
 holds the present position and turns the torque on. write() sends both goal positions in one
 SYNC_WRITE; read() fetches both present positions in one SYNC_READ, and a status packet with
 the alert bit set makes it read the Hardware Error Status and raise a DriverError that says
-what the servo reports. close() turns the torque off.
+what the servo reports.
+
+The torque goes off on every way out. close() (the node's deactivate, shutdown and
+destroy_node, and so Ctrl-C and SIGTERM) turns it off on every servo that answers; when a bus
+fault has already dropped the port while a servo may still hold its torque (the one that
+still answers, when the other stopped), close() opens the port once more for it. A process
+that ends without close() (an exception nobody caught, sys.exit) does the same from an exit
+handler, registered while the servos may hold their torque. Only what no process can catch
+(SIGKILL, os._exit, a power cut of the computer) leaves the torque on.
 
 When the bus goes away (the adapter is unplugged, a servo stops answering), the call that
 found it raises a DriverError and closes the port; later calls reconnect, at most once per
@@ -24,8 +32,10 @@ Angles: 4096 ticks per revolution, `zero_tick` (2048 by default) is 0 rad, posit
 increase the tick count unless the joint is `reverse`d.
 """
 
+import atexit
 from dataclasses import dataclass
 import math
+import threading
 import time
 from typing import Callable
 
@@ -196,6 +206,7 @@ class DynamixelDriver:
         self.models: dict[str, str] = {}            # joint -> model name, once pinged
         self.hardware_errors: dict[str, int] = {}   # joint -> Hardware Error Status bits
         self.last_error = ''
+        self.release_failures: list[str] = []       # what the last torque off did not reach
         self.reconnects = 0                         # successful reconnections after a fault
         self.attempts = 0                           # connection attempts (open + reconnect)
         self._sdk = None
@@ -206,18 +217,30 @@ class DynamixelDriver:
         self._backoff = reconnect_min_s
         self._next_attempt = 0.0
         self._scanned: str | None = None            # the last broadcast PING's answer
+        # A servo may hold its torque: set before the first torque-on write, cleared once
+        # close() has tried to turn it off everywhere.
+        self._engaged = False
+        self._at_exit_registered = False
+        self._exiting = False
+        # One caller on the bus at a time: the exit handler runs in the main thread while the
+        # control thread may be mid-transaction.
+        self._lock = threading.RLock()
 
     # ---- HeadDriver ---------------------------------------------------------------------
 
     def open(self) -> None:
-        """Connect now (whatever the backoff says); raises DriverError with the reason."""
-        self._wanted = True
-        try:
-            self._connect()
-        except DriverError as exc:
-            self._schedule_retry(str(exc))
-            raise
-        self._backoff = self.reconnect_min_s
+        """Connect now (whatever the backoff says), also to reconnect after a fault; raises
+        DriverError with the reason."""
+        with self._lock:
+            if self._exiting:
+                raise DriverError(f'Dynamixel bus on {self.port}: the process is exiting')
+            self._wanted = True
+            try:
+                self._connect()
+            except DriverError as exc:
+                self._schedule_retry(str(exc))
+                raise
+            self._backoff = self.reconnect_min_s
 
     @property
     def is_open(self) -> bool:
@@ -252,46 +275,60 @@ class DynamixelDriver:
 
     def write(self, pan: float, tilt: float) -> None:
         goals = self.encode(pan, tilt)
-        self._ensure_connected()
-        try:
-            self._sync_write(goals)
-        except _BusFault as exc:
-            self._lost(f'goal write failed: {exc}')
+        with self._lock:
+            self._ensure_connected()
+            try:
+                self._sync_write(goals)
+            except _BusFault as exc:
+                self._lost(f'goal write failed: {exc}')
 
     def read(self) -> tuple[float, float] | None:
-        self._ensure_connected()
-        try:
-            ticks = self._present_ticks()
-        except _BusFault as exc:
-            self._lost(str(exc))
+        with self._lock:
+            self._ensure_connected()
+            try:
+                ticks = self._present_ticks()
+            except _BusFault as exc:
+                self._lost(str(exc))
         return self.pan.to_angle(ticks['pan']), self.tilt.to_angle(ticks['tilt'])
 
     def close(self) -> None:
-        """Torque off and release the port; safe to call twice, and after a fault."""
-        self._wanted = False
-        if self._port is None:
-            return
-        for joint in self.joints.values():
-            try:
-                self._write_reg(joint, TORQUE_ENABLE, 0, tries=1)
-            except (_BusFault, DriverError) as exc:
-                self.last_error = f'torque off failed: {exc}'
-        self._drop_port()
+        """Torque off on every servo that answers, and release the port; safe to call twice.
+        After a bus fault (the port dropped, a servo perhaps still holding its torque) the
+        port is opened once more to turn the torque off; what did not answer is kept in
+        `last_error` and `release_failures`."""
+        with self._lock:
+            self._wanted = False
+            if self._port is None and not self._engaged:
+                return
+            failed = self._release()
+            self._forget_exit_handler()
+            if failed:
+                self.last_error = 'torque off failed: ' + '; '.join(failed)
 
     def torque_off(self) -> list[str]:
-        """Turn both servos' torque off now, connected or not, and close the port: for a
-        caller that leaves the head limp on its way out (`./maxim calibrate`). After a bus
-        fault the port is closed already and close() has nothing to do, while a servo that
-        still answers holds its torque; this opens the port once more for it. Best effort:
-        returns what failed (empty when both answered)."""
-        self._wanted = False
+        """Turn both servos' torque off now, connected or not (the port is opened for it
+        when a fault has closed it), and close the port: for a caller that leaves the head
+        limp on its way out whatever the driver knows of it (`./maxim calibrate`). Best
+        effort: returns what failed (empty when both answered)."""
+        with self._lock:
+            self._wanted = False
+            failed = self._release()
+            self._forget_exit_handler()
+            return failed
+
+    # ---- leaving the servos limp --------------------------------------------------------
+
+    def _release(self) -> list[str]:
+        """Torque off on both servos (the port reopened once when it is closed), then close
+        the port; what failed, one line per servo or one for the bus."""
         failed = []
         try:
             if self._port is None:
                 sdk = self._import_sdk()
                 port = sdk.PortHandler(self.port)
                 if not port.setBaudRate(self.baud):
-                    return [f'cannot open Dynamixel bus on {self._where()}']
+                    failed.append(f'cannot open Dynamixel bus on {self._where()}')
+                    return failed
                 self._port, self._ph = port, sdk.PacketHandler(2.0)
             for name, joint in self.joints.items():
                 try:
@@ -301,8 +338,33 @@ class DynamixelDriver:
         except Exception as exc:  # noqa: BLE001 - the port may be gone: say so, go on
             failed.append(f'Dynamixel bus on {self._where()}: {exc}')
         finally:
+            # Tried once: a servo that did not answer now is not chased at every later call.
+            self._engaged = False
             self._drop_port()
+            self.release_failures = failed
         return failed
+
+    def _forget_exit_handler(self) -> None:
+        """Released by the caller: the exit handler (and its reference to this driver) goes
+        until the torque is turned on again."""
+        if self._at_exit_registered:
+            atexit.unregister(self._at_exit)
+            self._at_exit_registered = False
+
+    def _at_exit(self) -> None:
+        """The exit handler: the process is ending without close() (an uncaught exception,
+        sys.exit): torque off, and no reconnection from a thread that still runs."""
+        # Waits for a transaction in progress, but not forever: torque off on a bus that a
+        # stuck thread holds is still better than torque left on.
+        locked = self._lock.acquire(timeout=2.0)
+        try:
+            self._exiting = True
+            self._wanted = False
+            if self._port is not None or self._engaged:
+                self._release()
+        finally:
+            if locked:
+                self._lock.release()
 
     # ---- connection ---------------------------------------------------------------------
 
@@ -391,6 +453,10 @@ class DynamixelDriver:
         present = _from_le(self._read_bytes(joint, *PRESENT_POSITION), signed=True)
         # Hold where it is (inside the limits) rather than jump to a goal left from before.
         self._write_reg(joint, GOAL_POSITION, max(lo, min(hi, present)))
+        self._engaged = True
+        if not self._at_exit_registered:
+            atexit.register(self._at_exit)
+            self._at_exit_registered = True
         self._write_reg(joint, TORQUE_ENABLE, 1)
 
     def _scan(self) -> str:

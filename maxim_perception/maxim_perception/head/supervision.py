@@ -3,8 +3,16 @@ writes under supervision and gathers what the node reports (plain Python, no rcl
 
 A driver that cannot be opened, read or written is in fault: the error is kept for the head's
 state and diagnostics, one warning line says when the next attempt comes, and the driver is
-closed and opened again after a backoff that doubles from 0.5 s up to `reconnect_max_s`. The
-node never dies of it; its head holds or goes on as below.
+opened again after a backoff that doubles from 0.5 s up to `reconnect_max_s` (open() takes
+up a fault itself; close() is for the way out, where it lets the servos go). The node never
+dies of it; its head holds or goes on as below.
+
+No snap on (re)connect: after every open the command restarts, at rest, from the first
+position the driver measures (core.restart_from), or from where the command is when the
+driver cannot say (a board whose servos are limp). While the driver is still learning that
+position (`awaiting_position`, the serial board's query) the core neither steps nor writes.
+From there every command is a step of the core's ramp, within max_velocity and
+max_acceleration.
 
 Time is passed in (`now`, the node's clock, seconds); the supervisor never reads a clock.
 """
@@ -66,6 +74,7 @@ class DriverSupervisor:
         self.backoff = FIRST_BACKOFF_S
         self.commands_sent = 0
         self.velocity = (0.0, 0.0)
+        self._restart = False        # opened: the command restarts from the first position
 
     def open(self, now: float) -> None:
         """Open the driver; a fault is kept and retried by `tick`."""
@@ -77,6 +86,7 @@ class DriverSupervisor:
         if not self.ok:
             self._info(f'head driver {self.driver.name} ready')
         self.ok, self.error, self.backoff = True, '', FIRST_BACKOFF_S
+        self._restart = True
 
     def fault(self, error: str, now: float) -> None:
         self.ok, self.error = False, error
@@ -108,7 +118,6 @@ class DriverSupervisor:
         """Reconnect when due, read, step the core by `dt`, write; gather the pain, the
         notices and (when due) the state."""
         if not self.ok and now >= self.retry_at:
-            self.driver.close()
             self.open(now)
         reading = None
         if self.ok and self.driver.name != 'sim':
@@ -118,12 +127,16 @@ class DriverSupervisor:
                 self.fault(str(exc), now)
             if reading is not None:
                 self.core.set_measured(reading[0], reading[1], now)
+        settling = self.ok and getattr(self.driver, 'awaiting_position', False)
+        if self.ok and self._restart and not settling:
+            self._restart = False
+            self.core.restart_from(reading)
         command = None
-        if self.ok or self.driver.name not in HOLDING:
+        if (self.ok and not settling) or (not self.ok and self.driver.name not in HOLDING):
             command = self.core.step(dt, now)
             self.velocity = (command.pan_velocity, command.tilt_velocity)
         sent = False
-        if self.ok:
+        if self.ok and command is not None:
             try:
                 self.driver.write(command.pan, command.tilt)
             except DriverError as exc:

@@ -11,6 +11,9 @@
 
 extern unsigned long hostMillis;
 inline unsigned long millis() { return hostMillis; }
+// No interrupts on the host: the servo pulses are not timed here.
+inline void noInterrupts() {}
+inline void interrupts() {}
 
 class HostSerial {
  public:

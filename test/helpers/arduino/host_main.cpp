@@ -1,7 +1,8 @@
 // Runs maxim_head_servo.ino on the host: stdin gives one chunk of serial input per line,
 // "<millis> <hex bytes>" ("-" for none); for each, millis() is set, the bytes are queued and
 // loop() runs once. stdout gets one line for setup() and one per chunk:
-// "<hex of what the sketch wrote> <pan us> <tilt us>". Built by test_serial_board.py with
+// "<hex of what the sketch wrote> <pan us> <tilt us>" ("-" for a servo not attached: no
+// pulse). Built by test_serial_board.py with
 //   g++ -std=c++17 -I<this folder> -include Arduino.h -x c++ maxim_head_servo.ino
 //       -x none host_main.cpp
 #include <Arduino.h>
@@ -30,8 +31,12 @@ static std::string hex(const std::string &bytes) {
   return out.empty() ? "-" : out;
 }
 
+static std::string pulse(const Servo &servo) {
+  return servo.attached ? std::to_string(servo.us) : "-";
+}
+
 static void emit() {
-  std::cout << hex(Serial.output) << ' ' << pan.us << ' ' << tilt.us << '\n';
+  std::cout << hex(Serial.output) << ' ' << pulse(pan) << ' ' << pulse(tilt) << '\n';
   Serial.output.clear();
 }
 
