@@ -19,7 +19,8 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test', 'test.*']),
-    package_data={package_name: ['**/*.xml', '**/*.json', '**/*.yaml', '**/*.gbnf', '**/*.txt']},
+    package_data={package_name: ['**/*.xml', '**/*.json', '**/*.yaml', '**/*.gbnf', '**/*.txt',
+                                 '**/*.npz']},
     include_package_data=True,
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),

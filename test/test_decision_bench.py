@@ -82,7 +82,7 @@ def test_on_the_real_model_the_fitted_chooser_beats_the_hand_weights_on_test(tmp
     and in more than the hand weights and the model's likelihood alone, negations in words
     no dev situation has among them: what it was told to leave be is never what it acts on."""
     import run
-    from maxim_core.deliberation import scorers
+    from maxim_core.deliberation import weights
     from maxim_core.llm.llama import LlamaCppBackend
     from maxim_core.llm.model import resolve_model
     picked = [s for s in generate.generate(per_family=3, seed=11) if s['split'] == 'test']
@@ -93,14 +93,14 @@ def test_on_the_real_model_the_fitted_chooser_beats_the_hand_weights_on_test(tmp
         items = run.featurise(picked, backend, run.sentence_relate(), Stance.load())
     finally:
         backend.close()
-    fitted = run.judge(items, run.by_weights(dict(scorers.Weights.load().w)))['overall']
+    fitted = run.judge(items, run.by_weights(dict(weights.Weights.load().w)))['overall']
     hand = run.judge(items, run.by_weights(
-        dict(scorers.Weights.hand(run.ChoiceConfig()).w)))['overall']
+        dict(weights.Weights.hand(run.ChoiceConfig()).w)))['overall']
     likely = run.judge(items, run.by_likelihood)['overall']
     assert fitted['top1'] >= 0.75, fitted
     assert fitted['top1'] > hand['top1'] + 0.15 and fitted['top1'] > likely['top1'] + 0.25
     # Told to leave one thing be in words no dev situation has, it never acts on that thing.
-    w = dict(scorers.Weights.load().w)
+    w = dict(weights.Weights.load().w)
     for it in items:
         if it['family'] == 'negation':
             chosen = run.pick(it, lambda c: sum(w.get(k, 0.0) * v
@@ -127,7 +127,7 @@ def test_the_models_scores_are_kept_and_reused_and_only_the_rest_is_asked(tmp_pa
     assert (b.logprobs, b.token_counts) == (a.logprobs, a.token_counts)
     assert opened == [1] and again.hits == 2 and again.misses == 0
     c = again.score('Then I', [' open door.', ' wait.'])       # one new: the model is asked
-    assert opened == [1, 1] and again.misses == 2
+    assert opened == [1, 1] and again.misses == 1 and again.hits == 3   # for that one only
     assert c.logprobs == [a.logprobs[0], -float(len('Then I wait.'))]
     (tmp_path / 'bad.scores.json').write_text('[1, 2')
     with pytest.raises(ValueError, match='not a score file'):

@@ -51,7 +51,7 @@ def test_a_prediction_of_the_memory_node_is_told_as_what_it_means(tmp_path):
     trims it, reaches the diary as its meaning; its strings alone read 'all_contexts move'."""
     import json
     from types import SimpleNamespace
-    from maxim_core.deliberation.choice import result_words
+    from maxim_core.deliberation.words import result_words
     from maxim_core.tools.introspection import compact
     from maxim_memory.nodes.queries import predict
     hub = MemoryHub(HubConfig(db_path=str(tmp_path / 'm.db')), clock=lambda: T0 + 1000)

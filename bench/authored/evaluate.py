@@ -119,11 +119,11 @@ def featurise_moments(moments: list[dict], model: str, scores: str = ''):
 
 def ways_of_choosing(train_items: list[dict]) -> tuple[dict, dict, dict]:
     import fit as fitting
-    from maxim_core.deliberation import scorers
+    from maxim_core.deliberation import scorers, weights
     d = dec()
     ways = {'random': d.by_random, 'likelihood': d.by_likelihood}
-    if scorers.WEIGHTS_FILE.is_file():
-        ways['fitted'] = d.by_weights(dict(scorers.Weights.load(scorers.WEIGHTS_FILE).w))
+    if weights.WEIGHTS_FILE.is_file():
+        ways['fitted'] = d.by_weights(dict(weights.Weights.load(weights.WEIGHTS_FILE).w))
     refit, info = {}, {}
     if train_items:
         fit_items = [dict(it, split='dev') for it in train_items]
@@ -200,14 +200,14 @@ def moments_main(a) -> int:
                                            indent=1) + '\n')
     print(f'full run -> {out}; summary -> {(RESULTS / name).relative_to(ROOT)}')
     if a.fit and refit:
-        from maxim_core.deliberation import scorers
+        from maxim_core.deliberation import weights
         prov = {'commit': run['commit'], 'model': model_name, 'data_hash': run['data_hash'],
                 'fit': info, 'fitted_on': 'bench/authored train tier',
                 'validation_top1': report.get('validation', {}).get('refit', {}).get(
                     'overall', {}).get('top1'),
                 'results': out.name, 'refit_by': './maxim bench moments --fit'}
-        scorers.Weights(refit, 'fitted', prov).save(scorers.WEIGHTS_FILE)
-        print(f'weights -> {scorers.WEIGHTS_FILE.relative_to(ROOT)}')
+        weights.Weights(refit, 'fitted', prov).save(weights.WEIGHTS_FILE)
+        print(f'weights -> {weights.WEIGHTS_FILE.relative_to(ROOT)}')
     return 0
 
 

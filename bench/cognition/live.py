@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 
-from maxim_core.deliberation.choice import FREE_TEXT_PARAMS, is_template
+from maxim_core.deliberation.words import FREE_TEXT_PARAMS, is_template
 from maxim_core.recording.cognition import analyse, copies, cycles_of, same_text
 from maxim_core.recording.session import load
 

@@ -44,10 +44,12 @@ import fit as fitting  # noqa: E402
 import generate  # noqa: E402
 from score_cache import CachedBackend, load_scores  # noqa: E402
 
-from maxim_core.deliberation import scorers  # noqa: E402
+from maxim_core.deliberation import scorers, weights  # noqa: E402
 from maxim_core.fear.patterns import call_danger as danger_of  # noqa: E402
-from maxim_core.deliberation.choice import (  # noqa: E402
-    ChoiceConfig, GROUNDING_KEY, Grounding, RecentAct, said_words)
+from maxim_core.deliberation.candidates import GROUNDING_KEY  # noqa: E402
+from maxim_core.deliberation.choice import ChoiceConfig  # noqa: E402
+from maxim_core.deliberation.grounding import Grounding, RecentAct  # noqa: E402
+from maxim_core.deliberation.words import said_words  # noqa: E402
 from maxim_core.deliberation.stance import examples_from, Stance, STANCE_FILE  # noqa: E402
 from maxim_core.deliberation.chooser import Chooser  # noqa: E402
 from maxim_core.prompt.diary import Diary, DiaryEntry  # noqa: E402
@@ -210,7 +212,7 @@ def featurise(situations, backend, relate, stance: Stance | None = None,
     where the shipped weights count them 0 (so a fit can weigh them)."""
     out = []
     chooser = Chooser(backend, ChoiceConfig(), relate=relate, danger=danger_of,
-                      weights=scorers.Weights.hand(ChoiceConfig()), measure_all=True,
+                      weights=weights.Weights.hand(ChoiceConfig()), measure_all=True,
                       stance=stance or Stance(), embed=embed)
     if stance is None:
         chooser.stance = stance_examples(situations, chooser)
@@ -338,12 +340,12 @@ def evaluate(items, fitted_file: Path | None) -> dict:
     dev = [it for it in items if it['split'] == 'dev']
     test = [it for it in items if it['split'] == 'test']
     names = list(scorers.FEATURES)
-    hand = dict(scorers.Weights.hand(ChoiceConfig()).w)
+    hand = dict(weights.Weights.hand(ChoiceConfig()).w)
     refit, info = fitting.fit_weights(dev, names)
     ways = {'random': by_random, 'likelihood': by_likelihood, 'hand': by_weights(hand),
             'refit': by_weights(refit)}
     if fitted_file is not None and fitted_file.is_file():
-        ways['fitted'] = by_weights(dict(scorers.Weights.load(fitted_file).w))
+        ways['fitted'] = by_weights(dict(weights.Weights.load(fitted_file).w))
     report = {'fit': info, 'weights_refit': refit,
               'dev': {k: judge(dev, f) for k, f in ways.items()},
               'test': {k: judge(test, f) for k, f in ways.items()},
@@ -420,7 +422,7 @@ def main(argv=None) -> int:
         finally:
             backend.close()
         print(f'scores: {backend.hits} reused, {backend.misses} from the model', flush=True)
-    weights_file = scorers.WEIGHTS_FILE
+    weights_file = weights.WEIGHTS_FILE
     report = evaluate(items, weights_file)
     run = {'benchmark': 'decisions', 'commit': commit(), 'model': model_name,
            'seed': a.seed, 'per_family': per, 'data_hash': data_hash(situations),
@@ -453,7 +455,7 @@ def main(argv=None) -> int:
                 'test_top1': report['test']['refit']['overall']['top1'],
                 'results': out.name, 'refit_by': './maxim bench decisions --fit',
                 'scores_from': run['scores_from']}
-        scorers.Weights(report['weights_refit'], 'fitted', prov).save(weights_file)
+        weights.Weights(report['weights_refit'], 'fitted', prov).save(weights_file)
         print(f'weights -> {weights_file.relative_to(ROOT)}')
         if stance.ready:
             Stance(stance.asked, stance.dismissed,

@@ -13,6 +13,14 @@ from launch_ros.substitutions import FindPackageShare
 from maxim_bringup.params import namespaced_params_file, ParamsError
 
 
+# A Maxim node's stop has one 3 s budget (maxim_common/lifetime.py), but the mind's nodes run
+# at nice 10 and wait for the CPU on a loaded machine: with every core busy, a robot's stop
+# from Ctrl-C to its last process gone took 1.3 s at the median and 4.7 s at worst (40 stops,
+# test_ros2_launch.py TestTwoRobots), too near launch's default of 5 s. 10 s keeps the
+# escalation for a process that does not stop.
+SIGTERM_TIMEOUT_S = '10'
+
+
 class NamespacedParamsFile(Substitution):
     """The params file for nodes in the launch's namespace: its plain node keys
     (`attention:`) become full names (`/r1/attention:`), which ROS 2 matches to namespaced
@@ -58,6 +66,13 @@ def standard_arguments(default_params: str, use_sim_time: str):
         DeclareLaunchArgument(
             'use_sim_time', default_value=use_sim_time,
             description='Use the /clock topic (true with the simulated head)'),
+        # launch's own setting (5 s unless declared): how long it waits after Ctrl-C before
+        # it escalates to SIGTERM.
+        DeclareLaunchArgument(
+            'sigterm_timeout', default_value=SIGTERM_TIMEOUT_S,
+            description='Seconds each process has to end after Ctrl-C before launch sends '
+                        'SIGTERM (a node stops within 3 s; the rest is room for a loaded '
+                        'machine)'),
     ]
 
 

@@ -54,6 +54,7 @@ HEAD_DRIVERS = ('serial', 'dynamixel', 'ros2_control', 'dry_run')
 CONTROLLERS = {'forward_position': ('head_position_controller', 'forward_command_controller'),
                'joint_trajectory': ('head_trajectory_controller',
                                     'joint_trajectory_controller')}
+MOCK_PLUGIN = 'mock_components/GenericSystem'
 INSTALL_HINT = ('sudo apt install ros-jazzy-ros2-control ros-jazzy-ros2-controllers '
                 'ros-jazzy-xacro ros-jazzy-robot-state-publisher')
 
@@ -94,15 +95,10 @@ def head_side(context, common):
     with_rsp = LaunchConfiguration('robot_state_publisher').perform(context).lower() == 'true'
     with_controllers = (driver == 'ros2_control' and LaunchConfiguration(
         'start_controllers').perform(context).lower() == 'true')
-    urdf = os.path.expanduser(LaunchConfiguration('urdf').perform(context).strip())
-    if urdf and with_controllers:
-        raise LaunchSetupError(
-            f'urdf:={urdf} is the plain URDF of the other drivers: driver:=ros2_control '
-            'starts controller_manager on urdf/maxim_head.urdf.xacro (copy it, or '
-            'start_controllers:=false)')
-    if urdf and with_rsp and not os.path.isfile(urdf):
-        raise LaunchSetupError(f'urdf:={urdf}: no such file')
-    urdf = urdf or os.path.join(share, 'urdf', 'maxim_head.urdf')
+    given = head_urdf(context)
+    if given and not os.path.isfile(given):
+        raise LaunchSetupError(f'urdf:={given}: no such file')
+    urdf = given or os.path.join(share, 'urdf', 'maxim_head.urdf')
 
     actions = []
     if with_controllers:
@@ -126,8 +122,11 @@ def head_side(context, common):
         controllers = namespaced_params_file(
             LaunchConfiguration('controllers_file').perform(context), namespace)
         xacro_file = os.path.join(share, 'urdf', 'maxim_head.urdf.xacro')
+        # The same URDF as the head controller's and the agent's: its limits reach
+        # controller_manager through the xacro's include (the limits' one source).
         description = Command([FindExecutable(name='xacro'), ' ', xacro_file,
-                               ' hardware_plugin:=', LaunchConfiguration('hardware_plugin')])
+                               ' hardware_plugin:=', LaunchConfiguration('hardware_plugin'),
+                               ' urdf:=', urdf])
         ros_args = ['--ros-args', '--log-level', LaunchConfiguration('log_level')]
         extra = dict(namespace=namespace, output='screen', emulate_tty=True,
                      additional_env=launch_env())
@@ -142,8 +141,15 @@ def head_side(context, common):
         ]
     else:
         description = Command(['cat ', urdf])
-    overrides = dict(common, parameters=common['parameters'] + ([{'driver': arg}] if arg
-                                                                else []))
+    extra = {'driver': arg} if arg else {}
+    if given:
+        extra['urdf'] = given
+    if with_controllers and 'ros2_control.feedback' not in head:
+        # The mock's state is its command: no feeling (movement pain off) unless a real
+        # hardware interface measures the joints.
+        plugin = LaunchConfiguration('hardware_plugin').perform(context).strip()
+        extra['ros2_control.feedback'] = plugin != MOCK_PLUGIN
+    overrides = dict(common, parameters=common['parameters'] + ([extra] if extra else []))
     actions.insert(0, LifecycleNode(package='maxim_perception',
                                     executable='head_controller_node', name='head_controller',
                                     **overrides))
@@ -153,6 +159,28 @@ def head_side(context, common):
             name='robot_state_publisher', namespace=namespace,
             parameters=[{'robot_description': ParameterValue(description, value_type=str)}]))
     return actions
+
+
+def head_urdf(context) -> str:
+    """The head URDF the launch was given (urdf:=), else the params file's
+    head_controller urdf (the calibrated copy `./maxim calibrate` names), else '' (the
+    shipped one): the one source of the joint limits."""
+    from maxim_bringup.params import load_params
+
+    given = LaunchConfiguration('urdf').perform(context).strip()
+    if not given:
+        head = load_params(LaunchConfiguration('params_file').perform(context))
+        given = str(head.get('head_controller', {}).get('urdf', '') or '')
+    return os.path.expanduser(given)
+
+
+def agent_side(context, common):
+    """The agent, with the head URDF whose limits its move tool checks."""
+    given = head_urdf(context)
+    extra = [{'urdf': given}] if given else []
+    kwargs = dict(common, parameters=common['parameters'] + extra)
+    return [LifecycleNode(package='maxim_core', executable='agent_node', name='agent',
+                          **kwargs)]
 
 
 # camera:= values: the camera node's `source` (README, "Any ROS camera").
@@ -188,9 +216,11 @@ def generate_launch_description():
                         'dynamixel, ros2_control or dry_run (empty: the params file decides)'),
         DeclareLaunchArgument(
             'urdf', default_value='',
-            description='The head URDF robot_state_publisher publishes (empty: '
-                        'urdf/maxim_head.urdf; ./maxim calibrate writes a calibrated copy); '
-                        'not with driver:=ros2_control, which uses the xacro'),
+            description="The head URDF, the joint limits' one source: robot_state_publisher "
+                        'publishes it, the head controller and the agent read its limits, '
+                        "and driver:=ros2_control's xacro includes it (empty: the params "
+                        "file's head_controller urdf, else urdf/maxim_head.urdf; ./maxim "
+                        'calibrate writes a calibrated copy)'),
         DeclareLaunchArgument(
             'start_controllers', default_value='true',
             description='With the ros2_control driver: start controller_manager and spawn '
@@ -224,8 +254,7 @@ def generate_launch_description():
                       **yielding),
         LifecycleNode(package='maxim_core', executable='llm_node', name='llm', **common),
         Node(package='maxim_core', executable='fear_node', name='fear', **yielding),
-        LifecycleNode(package='maxim_core', executable='agent_node', name='agent',
-                      **yielding),
+        OpaqueFunction(function=agent_side, args=[yielding]),
         audio_argument('auto'),
         OpaqueFunction(function=hearing_and_manager, args=[common, LIFECYCLE]),
     ])

@@ -302,6 +302,9 @@ def run(args) -> int:
         if args.port and port_param:
             values[port_param] = args.port
         out, urdf_out = output_paths(args.params_file, args.out, args.urdf_out)
+        # --urdf bounds the calibration; the limits a joint keeps when it is not marked are
+        # those of the URDF the head controller reads now (its `urdf`: a calibrated copy
+        # after a first calibration), calibration_driver reads them there.
         urdf_in = os.path.abspath(os.path.expanduser(args.urdf or _shipped('urdf',
                                                                            'maxim_head.urdf')))
         for written, source in ((out, params_file), (urdf_out, urdf_in)):
@@ -356,7 +359,8 @@ def run(args) -> int:
     if calibrator is None or calibrator.state is not cal.State.SAVED:
         return 1
     result = calibrator.result
-    values_out = dict(result.params, driver=driver_name)
+    # The calibrated limits live in the calibrated URDF alone; the params file names it.
+    values_out = dict(result.params, driver=driver_name, urdf=urdf_out)
     if args.port and port_param:
         values_out[port_param] = args.port
     when = time.strftime('%Y-%m-%d %H:%M')
@@ -365,11 +369,14 @@ def run(args) -> int:
     try:
         with open(params_file, encoding='utf-8') as f:
             params_text = cal.calibrated_params_text(f.read(), values_out, header)
+        # The agent checks moves against the same URDF.
+        params_text = cal.calibrated_params_text(params_text, {'urdf': urdf_out}, header,
+                                                 node='agent')
         _write(out, params_text)
         _write(urdf_out, cal.calibrated_urdf_text(
             urdf_text, result.urdf_limits(),
             f'Calibrated by ./maxim calibrate on {when} ({driver_name} head): the limits of '
-            f'{", ".join(cal.URDF_JOINTS)} are those of {out}'))
+            f'{", ".join(cal.URDF_JOINTS)}, which {out} names (urdf)'))
     except (cal.CalibrationError, OSError) as exc:
         print(f'maxim calibrate: cannot write the calibration: {exc}', file=sys.stderr)
         return 1

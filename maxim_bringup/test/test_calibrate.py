@@ -60,6 +60,16 @@ def head_of(path) -> dict:
     return load_params(str(path))['head_controller']
 
 
+def limited(path) -> dict:
+    """head_of(path), with the limits of the URDF it names (their one source) as
+    pan.min .. tilt.max."""
+    from maxim_common.urdf import read_head_limits
+    head = head_of(path)
+    limits = read_head_limits(head['urdf'])
+    return dict(head, **{f'{j}.{end}': limits[j][i] for j in ('pan', 'tilt')
+                         for i, end in enumerate(('min', 'max'))})
+
+
 # ---- the dry run --------------------------------------------------------------------------
 
 @pytest.mark.ros
@@ -81,18 +91,19 @@ def test_the_dry_run_writes_a_params_file_the_head_controller_reads(tmp_path):
     assert f'wrote {out} and {urdf}' in done.stdout
     assert f'robot.launch.py params_file:={out} urdf:={urdf}' in done.stdout
     head = head_of(out)
-    want = {'driver': 'dry_run', 'pan.min': -0.3491, 'pan.max': 0.3491, 'tilt.min': -0.1745,
-            'tilt.max': 0.1745}
-    assert {k: head[k] for k in want} == pytest.approx(want, abs=1e-4)
+    want = {'driver': 'dry_run', 'urdf': str(urdf)}     # the limits: in the URDF alone
+    assert {k: head[k] for k in want} == want
+    assert not {'pan.min', 'pan.max', 'tilt.min', 'tilt.max'} & set(head)
     assert set(head) <= set(_PARAMS), set(head) - set(_PARAMS)   # every one declared
     before, after = load_params(params), load_params(str(out))
-    assert {n: v for n, v in after.items() if n != 'head_controller'} == {
-        n: v for n, v in before.items() if n != 'head_controller'}
+    assert after['agent']['urdf'] == str(urdf)          # the agent checks moves against it
+    assert {n: v for n, v in after.items() if n not in ('head_controller', 'agent')} == {
+        n: v for n, v in before.items() if n not in ('head_controller', 'agent')}
     assert {k: v for k, v in head.items() if k not in want} == {
         k: v for k, v in before['head_controller'].items() if k not in want}
-    assert cal.urdf_limits(urdf.read_text()) == {
-        'head_pan_joint': (head['pan.min'], head['pan.max']),
-        'head_tilt_joint': (head['tilt.min'], head['tilt.max'])}
+    limits = cal.urdf_limits(urdf.read_text())
+    assert limits['head_pan_joint'] == pytest.approx((-0.3491, 0.3491), abs=1e-4)
+    assert limits['head_tilt_joint'] == pytest.approx((-0.1745, 0.1745), abs=1e-4)
     assert cal.urdf_limits(open(HEAD_URDF).read())['head_pan_joint'] == (-2.6, 2.6)
 
     ctx = rclpy.Context()
@@ -102,9 +113,8 @@ def test_the_dry_run_writes_a_params_file_the_head_controller_reads(tmp_path):
                                   cli_args=['--ros-args', '--params-file', str(out)])
         h = node.params.head
         assert node.params.driver == 'dry_run' and node.driver.name == 'dry_run'
-        assert (h.pan_min, h.pan_max, h.tilt_min, h.tilt_max) == pytest.approx(
-            (-0.3491, 0.3491, -0.1745, 0.1745), abs=1e-4)
-        assert node.get_parameter('pan.max').value == head['pan.max']
+        assert (h.pan_min, h.pan_max) == limits['head_pan_joint']
+        assert (h.tilt_min, h.tilt_max) == limits['head_tilt_joint']
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=ctx)
@@ -137,7 +147,7 @@ def test_a_calibrated_file_is_calibrated_again_in_place_and_no_other_is_overwrit
     assert run_cli(tmp_path, '--params-file', params, '--driver', 'dry_run') == 0
     calibrated = str(tmp_path / 'robot_calibrated.yaml')
     assert run_cli(tmp_path, '--params-file', calibrated, keys='tab s*4 ] enter') == 0
-    head = head_of(calibrated)
+    head = limited(calibrated)
     assert head['tilt.max'] == pytest.approx(0.3491) and head['pan.max'] == pytest.approx(
         0.3491)
     text = open(calibrated).read()
@@ -184,7 +194,7 @@ def test_a_limit_beyond_the_urdf_is_refused_unless_allowed(tmp_path, capsys):
     # Allowed: the head goes past it, and the calibrated URDF gets the wider limits.
     assert run_cli(tmp_path, '--params-file', params, '--driver', 'dry_run', '--urdf',
                    str(urdf), '--allow-beyond-urdf', *step, keys='a*35 ] d*70 [ enter') == 0
-    head = head_of(tmp_path / 'robot_calibrated.yaml')
+    head = limited(tmp_path / 'robot_calibrated.yaml')
     assert (head['pan.min'], head['pan.max']) == pytest.approx((-1.2217, 1.2217))
     assert cal.urdf_limits((tmp_path / 'robot_calibrated.urdf').read_text())[
         'head_pan_joint'] == (head['pan.min'], head['pan.max'])
@@ -219,7 +229,7 @@ def test_the_serial_board_gets_slow_goals_and_its_port_is_closed_at_the_end(
     assert max(abs(a - b) for a, b in zip(tilts, tilts[1:])) <= 125
     assert board.pulses == (1466, 1282)                     # the last marks: it holds there
     assert len(drivers) == 1 and not drivers[0].is_open      # closed at the end
-    head = head_of(tmp_path / 'robot_calibrated.yaml')
+    head = limited(tmp_path / 'robot_calibrated.yaml')
     assert (head['serial.pan_us_min'], head['serial.pan_us_max']) == (1466, 1738)
     assert (head['serial.tilt_us_min'], head['serial.tilt_us_max']) == (1282, 1718)
     assert head['serial.port'] == board.port and head['driver'] == 'serial'
@@ -242,7 +252,7 @@ def test_the_dynamixel_servos_get_the_goals_and_their_torque_goes_off(tmp_path):
         assert bus.value(3, PROFILE_VELOCITY, 4) == 42       # 1 rad/s: 9.55 rpm / 0.229
         assert (bus.torque(3), bus.torque(7)) == (0, 0)      # off at the end
         assert bus.crc_errors == 0 and bus.framing_errors == 0
-    head = head_of(tmp_path / 'robot_calibrated.yaml')
+    head = limited(tmp_path / 'robot_calibrated.yaml')
     assert (head['dynamixel.pan_zero'], head['dynamixel.tilt_zero']) == (2219, 2048)
     assert (head['dynamixel.pan_id'], head['dynamixel.tilt_id']) == (3, 7)
     assert (head['pan.min'], head['pan.max']) == pytest.approx(

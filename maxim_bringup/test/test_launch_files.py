@@ -96,17 +96,11 @@ def test_params_files_have_only_known_nodes():
         assert keys <= set(NODES) | {'robot_state_publisher'}, keys
 
 
-def test_urdf_joints_match_params():
-    import xml.etree.ElementTree as ET
-    root = ET.parse(os.path.join(PKG, 'urdf', 'maxim_head.urdf')).getroot()
-    joints = {j.get('name'): j for j in root.iter('joint')}
-    assert {'head_pan_joint', 'head_tilt_joint'} <= set(joints)
-    params = load_params(os.path.join(PKG, 'config', 'sim.yaml'))
-    head = params['head_controller']
-    for axis in ('pan', 'tilt'):
-        limit = joints[f'head_{axis}_joint'].find('limit')
-        assert float(limit.get('lower')) == pytest.approx(head[f'{axis}.min'])
-        assert float(limit.get('upper')) == pytest.approx(head[f'{axis}.max'])
+def test_the_params_files_hold_no_joint_limit():
+    """The URDF is the joint limits' one source: no params file repeats them."""
+    for name in ('robot.yaml', 'sim.yaml'):
+        head = load_params(os.path.join(PKG, 'config', name))['head_controller']
+        assert not {k for k in head if k.split('.')[0] in ('pan', 'tilt')}, name
 
 
 def test_gazebo_variant_matches_urdf_and_our_topics():
@@ -195,8 +189,7 @@ def test_the_xacro_is_the_urdf_plus_its_ros2_control_tag():
     for name, (lower, upper) in _limits(plain).items():
         command = joints[name].find('command_interface')
         assert command.get('name') == 'position'
-        bounds = {p.get('name'): float(p.text) for p in command.iter('param')}
-        assert bounds == {'min': lower, 'max': upper}
+        assert list(command.iter('param')) == []     # no limit but the URDF's own
         assert [s.get('name') for s in joints[name].iter('state_interface')] == [
             'position', 'velocity']
     real = ET.fromstring(xacro.process_file(path, mappings={
@@ -336,7 +329,7 @@ def test_robot_launch_refuses_a_driver_that_cannot_work(tmp_path, monkeypatch):
 
 def test_robot_launch_publishes_the_calibrated_urdf_given(tmp_path):
     """urdf:= (the copy `./maxim calibrate` writes) is what robot_state_publisher publishes;
-    a missing file, or one given with the controllers' xacro, stops the launch."""
+    a missing file stops the launch."""
     module = _robot_launch()
     with open(os.path.join(PKG, 'urdf', 'maxim_head.urdf'), encoding='utf-8') as f:
         shipped = f.read()
@@ -349,6 +342,61 @@ def test_robot_launch_publishes_the_calibrated_urdf_given(tmp_path):
         assert len(rsp) == 1 and rsp[0]['robot_description'] == want
     with pytest.raises(module.LaunchSetupError, match='urdf:=/no/such.urdf: no such file'):
         _head_side(module, tmp_path, {'driver': 'dry_run'}, urdf='/no/such.urdf')
-    with pytest.raises(module.LaunchSetupError, match='driver:=ros2_control starts '
-                       'controller_manager on urdf/maxim_head.urdf.xacro'):
-        _head_side(module, tmp_path, {'driver': 'ros2_control'}, urdf=str(calibrated))
+
+
+def test_a_changed_urdf_alone_moves_the_controller_the_xacro_and_the_body_model(
+        tmp_path, monkeypatch):
+    """One URDF with other limits, given as urdf:= and nothing else changed: the head
+    controller's limits (and the servos' own), the ros2_control xacro's joints and the
+    agent's move tool all follow it."""
+    import xml.etree.ElementTree as ET
+
+    from maxim_core.nodes.agent_body import HeadBody
+    from maxim_core.tools.catalog import build_tool_registry
+    from maxim_perception.head.params import make_driver, PARAMS, read_params
+
+    module = _robot_launch()
+    monkeypatch.setattr(module, '_missing', lambda packages: [])
+    monkeypatch.setattr(module.shutil, 'which', lambda name: f'/usr/bin/{name}')
+    with open(os.path.join(PKG, 'urdf', 'maxim_head.urdf'), encoding='utf-8') as f:
+        shipped = f.read()
+    narrow = tmp_path / 'narrow.urdf'
+    narrow.write_text(shipped.replace('lower="-2.6" upper="2.6"', 'lower="-1.2" upper="1.3"')
+                      .replace('lower="-0.8" upper="0.8"', 'lower="-0.3" upper="0.5"'))
+    want = {'head_pan_joint': (-1.2, 1.3), 'head_tilt_joint': (-0.3, 0.5)}
+    actions = _head_side(module, tmp_path, {'driver': 'serial'}, driver='ros2_control',
+                         urdf=str(narrow))
+    nodes = {(p, e): a for p, e, _, a in actions}
+    # The xacro controller_manager reads includes it.
+    description = nodes['robot_state_publisher', 'robot_state_publisher']['robot_description']
+    assert _limits(ET.fromstring(description)) == dict(want, **{
+        k: v for k, v in _limits(ET.fromstring(shipped)).items() if k not in want})
+    assert '<ros2_control name="maxim_head"' in description
+    # The head controller reads it (the parameter the launch hands it) ...
+    head = nodes['maxim_perception', 'head_controller_node']
+    assert head['urdf'] == str(narrow)
+    values = {name: default for name, (default, *_rest) in PARAMS.items()}
+    values.update(urdf=head['urdf'], driver='dynamixel')
+    p = read_params(values)
+    assert (p.head.pan_min, p.head.pan_max, p.head.tilt_min, p.head.tilt_max) == (
+        -1.2, 1.3, -0.3, 0.5)
+    dxl = make_driver(p, None, None, None, None, None)
+    assert dxl.joint_limits[0] == pytest.approx((-1.2, 1.3), abs=2e-3)  # the servos' own
+    # ... and so does the agent (its urdf parameter), whose body model checks moves by it.
+    from launch import LaunchContext
+    from launch.actions import DeclareLaunchArgument
+    from launch_ros.utilities import evaluate_parameters
+    context = LaunchContext()
+    for entity in module.generate_launch_description().entities:
+        if isinstance(entity, DeclareLaunchArgument):
+            entity.execute(context)
+    context.launch_configurations.update({'urdf': str(narrow),
+                                          'params_file': str(tmp_path / 'params.yaml')})
+    [agent] = module.agent_side(context, module.node_kwargs())
+    given = [x for x in evaluate_parameters(context, agent._Node__parameters)
+             if isinstance(x, dict)]
+    assert {'urdf': str(narrow)} in given
+    body = HeadBody(lambda: 0.0, str(narrow))
+    move = build_tool_registry(head_limits=body.limits).get('move')
+    assert (move.pan_limits, move.tilt_limits) == ((-1.2, 1.3), (-0.3, 0.5))
+    assert not move.run({'pan': 1.4, 'tilt': 0.0}).success

@@ -25,3 +25,24 @@ def wait_for_future(future, timeout_s: float) -> bool:
         time.sleep(min(pause, left))
         pause = min(0.02, pause * 1.5)
     return True
+
+
+ABORT_POLL_S = 0.05      # how often a wait looks whether it was told to stop
+
+
+def wait_until(done, timeout_s: float, abort, future=None) -> bool | None:
+    """Until `done()` (True) or `timeout_s` (False); None as soon as the event `abort` is set
+    (a stopping node's thread is not held for a server that is stopping too). With `future`,
+    its own wait (wait_for_future) is used between the looks at `abort`."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if abort.is_set():
+            return None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if future is not None:
+            wait_for_future(future, min(ABORT_POLL_S, left))
+        else:
+            abort.wait(min(ABORT_POLL_S, left))
+    return True

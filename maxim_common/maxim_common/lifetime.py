@@ -6,12 +6,18 @@
 - Ctrl-C and SIGTERM end it cleanly and promptly: the context stays valid while the node
   quiesces (a goal in progress gets its result, threads that publish stop), then spinning
   stops, then the node is destroyed, then the context shuts down. rclpy's own handler would
-  shut the context down first, under threads that still publish.
+  shut the context down first, under threads that still publish. Every step of that stop
+  shares one deadline (STOP_BUDGET_S): no step waits its own timeout after another's, so the
+  stop stays bounded on a loaded machine, within launch's escalation to SIGTERM;
+- once stopped, the process ends at once (exit handlers run, output flushed): the
+  interpreter's own teardown is skipped (see _end_process).
 
 Every node of every Maxim package starts through `run()` here.
 """
 
+import atexit
 import ctypes
+import inspect
 import os
 import signal
 import sys
@@ -19,8 +25,13 @@ import threading
 import time
 
 _PR_SET_PDEATHSIG = 1
-STOP_TIMEOUT_S = 2.0        # the executor's own shutdown; the whole stop stays under 3 s
+# One deadline for the whole stop: quiesce (given what is left of it, when it takes
+# `timeout_s`), the last replies, the spin loop's end and the executor's shutdown. Chosen by
+# hand, well inside launch's escalation to SIGTERM (maxim_bringup/launch/common.py,
+# SIGTERM_TIMEOUT_S): a node at nice 10 on a loaded machine also waits for the CPU.
+STOP_BUDGET_S = 3.0
 QUIESCE_S = 0.2             # after quiesce(): the last results and replies go out
+SPIN_JOIN_MIN_S = 0.5       # the spin loop leaves within its 0.1 s wait: always given this
 ORPHAN_STOP_S = 10.0        # with the parent gone, a stop that takes longer ends the process
 SPIN_ERRORS = 10            # callbacks that raised before the node gives up
 ORPHAN_KILL_S = 12          # and the kernel ends it, should the interpreter itself be stuck
@@ -62,7 +73,8 @@ def die_with_parent(sig: int = signal.SIGTERM) -> bool:
 def run(make_node, args=None, executor=None) -> None:
     """Start a node in this process and spin it until SIGINT or SIGTERM, then stop it
     cleanly: `quiesce()` (when the node has it) while the executor still spins, stop the
-    executor, `destroy_node()`, shut the context down.
+    executor, `destroy_node()`, shut the context down, and end the process (a stop that went
+    through does not return; a node that failed to start raises as before).
 
     `make_node()` builds the node after rclpy is initialised; `executor` (optional) is a
     callable returning the executor to spin it on (default: single-threaded).
@@ -140,6 +152,8 @@ def run(make_node, args=None, executor=None) -> None:
         if node is not None:
             _stop_node(node, exec_, spin_thread, halt)
         rclpy.try_shutdown()
+    if node is not None:
+        _end_process()
 
 
 def _orphan_exit() -> None:
@@ -149,21 +163,60 @@ def _orphan_exit() -> None:
     os._exit(1)
 
 
-def _stop_node(node, executor, spin_thread, halt) -> None:
+def _stop_node(node, executor, spin_thread, halt, budget_s: float = STOP_BUDGET_S) -> None:
     """Quiesce while the executor still spins (a goal's result, a last reply go out), then
-    end the spin loop, shut the executor down and destroy the node."""
+    end the spin loop, shut the executor down and destroy the node; every wait within one
+    deadline, `budget_s` from now."""
+    deadline = time.monotonic() + budget_s
+
+    def left() -> float:
+        return max(0.0, deadline - time.monotonic())
+
     quiesce = getattr(node, 'quiesce', None)
     if callable(quiesce):
         try:
-            quiesce()
+            if _takes_timeout(quiesce):
+                # What is left after the spin loop's share: a node's own waits (threads to
+                # join, callbacks to return) end within the one deadline.
+                quiesce(timeout_s=max(0.0, left() - SPIN_JOIN_MIN_S - QUIESCE_S))
+            else:
+                quiesce()
         except Exception as exc:  # noqa: BLE001 - stopping goes on regardless
             node.get_logger().warning(f'did not quiesce: {type(exc).__name__}: {exc}')
         if spin_thread is not None and spin_thread.is_alive():
-            time.sleep(QUIESCE_S)
+            time.sleep(min(QUIESCE_S, left()))
     halt.set()
     if spin_thread is not None:
-        # A spin thread still inside rcl when the node is destroyed aborts the process.
-        spin_thread.join(timeout=STOP_TIMEOUT_S)
+        # A spin thread still inside rcl when the node is destroyed aborts the process: it is
+        # always given the time to leave its 0.1 s wait, even past the deadline.
+        spin_thread.join(timeout=max(left(), SPIN_JOIN_MIN_S))
     if executor is not None:
-        executor.shutdown(timeout_sec=STOP_TIMEOUT_S)
+        executor.shutdown(timeout_sec=left())
     node.destroy_node()
+
+
+def _takes_timeout(quiesce) -> bool:
+    try:
+        return 'timeout_s' in inspect.signature(quiesce).parameters
+    except (TypeError, ValueError):     # a builtin or a callable without a signature
+        return False
+
+
+def _end_process() -> None:
+    """End the process now that its node is stopped and destroyed (the DDS participant goes
+    with the node), the context shut down: exit handlers run (a driver's torque-off, a
+    temporary folder removed), output is flushed, and the interpreter's own teardown is
+    skipped. That teardown runs after Python has restored the default signal handlers: an
+    llm node that logged no failed stop was killed there by launch's SIGTERM 5 s after
+    Ctrl-C (exit -15, the default handler's), and with both cores busy it took 0.3-0.6 s of
+    a node's stop (stop done 0.3 s after SIGINT, process gone at 0.6-1.0 s). Threads still
+    running here are ones the stop already gave up on."""
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):   # closed or replaced streams
+                continue
+        os._exit(0)

@@ -3,6 +3,7 @@ in a call that holds the interpreter (as rclpy's C calls do), so the Python watc
 cannot run."""
 
 import os
+import re
 import select
 import signal
 import subprocess
@@ -114,6 +115,56 @@ def test_a_callback_that_raises_does_not_end_the_node():
         node.wait(timeout=10)
         err = node.stderr.read()
         assert 'a callback failed (1/10)' in err and 'a callback failed (2/10)' in err, err
+    finally:
+        if node.poll() is None:
+            node.kill()
+            node.wait(timeout=10)
+        node.stdout.close()
+        node.stderr.close()
+
+
+# A node whose quiesce takes all the time it is given, with a thread that never ends (not a
+# daemon: the interpreter's teardown would wait for it for ever) and an exit handler.
+SLOW_STOP = textwrap.dedent('''
+    import atexit, threading, time
+    import rclpy.node
+    from maxim_common.lifetime import run
+
+    class SlowStop(rclpy.node.Node):
+        def quiesce(self, timeout_s):
+            print(f'quiesce given {timeout_s:.3f}', flush=True)
+            time.sleep(timeout_s)
+
+    def make():
+        threading.Thread(target=threading.Event().wait, name='never-ends').start()
+        atexit.register(print, 'exit handler ran', flush=True)
+        node = SlowStop('slow_stop')
+        print('up', flush=True)
+        return node
+
+    run(make)
+    ''')
+
+
+@pytest.mark.ros
+def test_the_stop_shares_one_deadline_and_the_process_ends_after_it():
+    """quiesce() gets what is left of the one stop budget (not a timeout of its own after
+    which the others start), and once the node is stopped the process ends with status 0,
+    its exit handlers run, though a thread it started never ends."""
+    node = subprocess.Popen([sys.executable, '-c', SLOW_STOP], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert select.select([node.stdout], [], [], 60)[0], 'the node said nothing'
+        assert node.stdout.readline().strip() == 'up'
+        node.send_signal(signal.SIGINT)
+        # A bound that holds on a loaded machine: the budget is 3 s, and without the end of
+        # the process it never ends (the thread is joined for ever).
+        node.wait(timeout=30)
+        out = node.stdout.read()
+        assert node.returncode == 0, (out, node.stderr.read())
+        given = float(re.search(r'quiesce given (\S+)', out).group(1))
+        assert 0.0 < given <= lifetime.STOP_BUDGET_S - lifetime.SPIN_JOIN_MIN_S
+        assert 'exit handler ran' in out, out
     finally:
         if node.poll() is None:
             node.kill()

@@ -54,8 +54,46 @@ def test_the_agent_reads_the_head_from_its_state_and_carries_it_along_its_veloci
         # A non-finite reading is no position: the last good one stands.
         agent._on_head(HeadState(pan=float('nan'), tilt=0.0))
         assert agent.body.head == (0.5, 0.1)
+        # The neck motor's fault reaches the mind as a percept of the body, once.
+        agent._on_head(HeadState(pan=0.5, tilt=0.1, driver='dynamixel', driver_ok=True))
+        while agent.mind.runtime.waiting():
+            agent.mind.runtime._inbox.get_nowait()
+        agent._on_head(HeadState(pan=0.5, tilt=0.1, driver='dynamixel', driver_ok=False,
+                                 error_msg='tilt servo (ID 2) reports a hardware error'))
+        percept = agent.mind.runtime._inbox.get_nowait()
+        assert percept.source == 'body' and 'My neck motor stopped answering' in \
+            percept.narrative and 'tilt servo (ID 2)' in percept.narrative
     finally:
         for node in (probe, agent):
             if node is not None:
                 node.destroy_node()
         rclpy.try_shutdown(context=ctx)
+
+
+def _state(ok, error='', driver='dynamixel'):
+    from types import SimpleNamespace
+    stamp = SimpleNamespace(sec=0, nanosec=0)
+    return SimpleNamespace(pan=0.0, tilt=0.0, pan_velocity=0.0, tilt_velocity=0.0,
+                           header=SimpleNamespace(stamp=stamp), driver=driver, driver_ok=ok,
+                           error_msg=error)
+
+
+def test_a_neck_motor_that_stops_answering_is_news_once_and_so_is_its_return():
+    from maxim_core.nodes.agent_body import HeadBody
+
+    body = HeadBody(lambda: 0.0)
+    body.update(_state(True))
+    assert body.news is None                         # a head that works is no news
+    body.update(_state(False, 'pan servo (ID 1) does not answer (power, cable, or the bus)'))
+    assert body.news.startswith('My neck motor stopped answering (dynamixel driver: pan servo')
+    assert 'will not move' in body.news
+    body.update(_state(False, 'reconnecting in 1.0 s'))
+    assert body.news is None                         # the same outage: said once
+    body.update(_state(True))
+    assert body.news == 'My neck motor answers again (dynamixel driver): my head can move.'
+    body.update(_state(True))
+    assert body.news is None
+    # A head that is down from its first state on is news at once.
+    fresh = HeadBody(lambda: 0.0)
+    fresh.update(_state(False, 'cannot open Dynamixel bus on /dev/ttyUSB0'))
+    assert 'cannot open Dynamixel bus' in fresh.news

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from maxim_core.deliberation import answers, probe as pr, scorers
-from maxim_core.deliberation.choice import (CandidateBuilder, ChoiceConfig, Grounding,
-                                            memory_content, RecentAct, RESULT_FRAME,
-                                            result_words)
+from maxim_core.deliberation.candidates import CandidateBuilder
+from maxim_core.deliberation.choice import ChoiceConfig, RESULT_FRAME
+from maxim_core.deliberation.grounding import Grounding, RecentAct
+from maxim_core.deliberation.words import memory_content, result_words
 from maxim_core.deliberation.chooser import Chooser
 from maxim_core.llm.backend import ScriptedBackend
 from maxim_core.tools.communication import RespondTool
@@ -67,27 +68,51 @@ def test_replies_from_sources_are_candidates_with_their_source():
     assert 'memory' in built[0].sources
 
 
+def _probe(dim, W=None, classes=('wait', 'reply', 'scene', 'other', 'track_target')):
+    width = pr.N_TEXTS * dim + pr.N_FLAGS
+    W = np.zeros((width, len(classes)), dtype=np.float32) if W is None else W
+    return pr.Probe(classes, W, np.zeros(width), np.ones(width), 'test', dim,
+                    {'lambda': 0.01})
+
+
 def test_a_probe_round_trips_and_refuses_what_it_was_not_fitted_for(tmp_path):
     dim = 4
-    w = np.arange(pr.width(dim), dtype=np.float32) / 100
-    p = pr.Probe(w, 'sentence', dim, {'lambda': 0.01})
+    p = _probe(dim, np.arange((pr.N_TEXTS * dim + pr.N_FLAGS) * 5, dtype=np.float32)
+               .reshape(-1, 5) / 100)
     p.save(tmp_path / 'p.npz')
     q = pr.Probe.load(tmp_path / 'p.npz')
-    assert q.embedder == 'sentence' and q.dim == dim and q.provenance == {'lambda': 0.01}
-    assert np.array_equal(q.w, p.w)
+    assert q.embedder == 'test' and q.dim == dim and q.provenance == {'lambda': 0.01}
+    assert np.array_equal(q.W, p.W) and q.classes == p.classes
     assert pr.Probe.load(tmp_path / 'none.npz') is None
-    with pytest.raises(ValueError):
-        pr.Probe(np.zeros(3), 'sentence', dim)
-    u = np.ones(dim, dtype=np.float32)
-    with pytest.raises(ValueError):
-        q.scores(np.ones(5, dtype=np.float32), u, np.ones((2, dim)), ['act', 'wait'])
+    with pytest.raises(ValueError, match='weights of shape'):
+        pr.Probe(p.classes, np.zeros((3, 5)), p.mean, p.scale, 'test', dim)
+    with pytest.raises(ValueError, match='classes'):
+        pr.Probe(('wait', 'reply'), np.zeros((p.W.shape[0], 2)), p.mean, p.scale, 'x', dim)
+    with pytest.raises(ValueError, match='reads 4-d'):
+        q.log_probs(np.ones(5, dtype=np.float32), {'wait'})
+    (tmp_path / 'bad.npz').write_bytes(b'not a probe')
+    with pytest.raises(ValueError, match='not a probe'):
+        pr.Probe.load(tmp_path / 'bad.npz')
 
 
-def test_kinds_tell_waiting_speech_still_to_write_a_built_reply_and_an_act():
-    assert pr.kind_of(None, {}) == 'wait'
-    assert pr.kind_of('respond', {'text': ''}) == 'speech'
-    assert pr.kind_of('respond', {'text': 'Jo parked on level 3.'}) == 'reply'
-    assert pr.kind_of('track_target', {'target_label': 'red object'}) == 'act'
+def test_classes_tell_waiting_a_reply_an_act_on_the_scene_a_known_tool_and_the_rest():
+    classes = ('wait', 'reply', 'scene', 'other', 'track_target')
+    speech = ('respond', 'say')
+    assert pr.class_of(None, {}, [], classes, speech) == 'wait'
+    assert pr.class_of('respond', {'text': 'Jo parked on level 3.'}, [], classes,
+                       speech) == 'reply'
+    assert pr.class_of('open_door', {}, ['door'], classes, speech) == 'scene'
+    assert pr.class_of('track_target', {'target_label': 'red object'}, [], classes,
+                       speech) == 'track_target'
+    assert pr.class_of('glob', {'pattern': '*'}, [], classes, speech) == 'other'
+
+
+def test_log_probabilities_are_over_the_offered_classes_only():
+    dim = 2
+    p = _probe(dim)
+    lp = p.log_probs(np.zeros(pr.N_TEXTS * dim + pr.N_FLAGS), {'wait', 'reply'})
+    assert set(lp) == {'wait', 'reply'}
+    assert lp['wait'] == pytest.approx(np.log(0.5)) and lp['reply'] == pytest.approx(lp['wait'])
 
 
 def _embed(texts):
@@ -102,26 +127,39 @@ def _embed(texts):
     return out
 
 
-def test_the_probes_score_is_the_choices_understood_term():
+def test_the_probes_reading_is_the_choices_understood_term():
     dim = 6
-    w = np.zeros(pr.width(dim), dtype=np.float32)
-    w[:dim] = 1.0                                # u * v: the words name the act's thing
-    probe = pr.Probe(w, 'test', dim)
-    g = Grounding(percept='I see red object, green object.', objects=['red object',
-                  'green object'], heard='The user says: "look at the green one"',
-                  someone_there=True, addressed=True)
+    classes = ('wait', 'reply', 'scene', 'other', 'track_target')
+    W = np.zeros((pr.N_TEXTS * dim + pr.N_FLAGS, len(classes)), dtype=np.float32)
+    W[2, classes.index('track_target')] = 3.0   # "look" in the newest words: an act of the head
+    W[3, classes.index('wait')] = 3.0           # "wait" in them: keep still
+    probe = _probe(dim, W, classes)
     weights = scorers.Weights({'understood': 1.0}, 'test')
     ch = Chooser(ScriptedBackend([]), ChoiceConfig(), weights=weights, embed=_embed,
                  probe=probe)
     from maxim_core.tools.robot import TrackTargetTool
-    cands = ch.builder.build([TrackTargetTool(None)], g)
-    ch.weigh(cands, g)
-    by = {c.args.get('target_label'): c.features.get('understood', 0.0) for c in cands}
-    assert by['green object'] > by['red object']
+
+    def reading(heard):
+        g = Grounding(percept='I see red object, green object.',
+                      objects=['red object', 'green object'],
+                      heard=f'The user says: "{heard}"', someone_there=True, addressed=True)
+        cands = ch.builder.build([TrackTargetTool(None)], g)
+        ch.weigh(cands, g)
+        track = max(c.features.get('understood', FLOOR) for c in cands if c.tool)
+        still = max(c.features.get('understood', FLOOR) for c in cands if c.tool is None)
+        return track, still
+    track, still = reading('look at the green one')
+    assert track > still
+    track, still = reading('wait there')
+    assert still > track
     plain = Chooser(ScriptedBackend([]), ChoiceConfig(), weights=weights, probe=probe)
+    g = Grounding(heard='The user says: "look"', objects=['red object'])
     cands = plain.builder.build([TrackTargetTool(None)], g)
     plain.weigh(cands, g)
     assert all(c.features.get('understood', 0.0) == 0.0 for c in cands)
+
+
+FLOOR = pr.FLOOR
 
 
 def test_declining_and_asking_which_one_are_always_replies_to_choose_from():

@@ -30,8 +30,9 @@ def test_a_move_that_reaches_its_goal_is_learned_with_its_time():
 
 
 def test_a_move_to_the_limit_that_hurts_is_remembered_and_told_first():
+    from maxim_common.urdf import read_head_limits
     clock = Clock()
-    c = Cerebellum(clock=clock)
+    c = Cerebellum(limits=read_head_limits(), clock=clock)     # the URDF's
     c.joints(0.0, 0.0)
     key = c.command(goal(1, pan=-2.6))  # relative, to the right limit
     assert key.endswith(':limit')

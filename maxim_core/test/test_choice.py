@@ -7,8 +7,10 @@ import json
 import pytest
 
 from maxim_core.agent.loop import Percept
-from maxim_core.deliberation.choice import (CandidateBuilder, ChoiceConfig, command_spans,
-                                            Grounding, is_template, RecentAct, WAIT)
+from maxim_core.deliberation.candidates import CandidateBuilder
+from maxim_core.deliberation.choice import ChoiceConfig, WAIT
+from maxim_core.deliberation.grounding import Grounding, RecentAct
+from maxim_core.deliberation.words import command_spans, is_template
 from maxim_core.deliberation.chooser import Chooser
 from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.llm.backend import LLMError, ScriptedBackend, STOP_CANCELLED
@@ -23,9 +25,9 @@ def hand_weights(monkeypatch):
     benchmark's 'hand' baseline, `choice.weights: hand`): each asserts a term's arithmetic
     (habit_done, w_avoid, effort). The fitted weights the robot loads by default are judged
     by the decision benchmark and test_scorers.py, not by a scripted scorer."""
-    from maxim_core.deliberation import scorers
-    monkeypatch.setattr(scorers.Weights, 'load',
-                        staticmethod(lambda path=None: scorers.Weights.hand(ChoiceConfig())))
+    from maxim_core.deliberation import weights
+    monkeypatch.setattr(weights.Weights, 'load',
+                        staticmethod(lambda path=None: weights.Weights.hand(ChoiceConfig())))
 
 
 TRACK = ToolSpec('track_target', 'Follow a target.', {
@@ -138,7 +140,7 @@ def test_the_weighing_prefers_value_goal_and_news_and_shuns_habit_and_pain():
     g = Grounding(goal='follow the red ball', values={'track_target': 0.9, 'say': 0.2},
                   recent=[RecentAct('sneak_past_guard', {}, True)],
                   pains=[('move', {'pan': 0.5, 'tilt': 0.0}, 0.8)], acts_since_news=2)
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     cands = [Candidate('track_target', {'target_label': 'red ball'}, 'track target red ball'),
              Candidate('say', {'text': 'hi'}, 'say "hi"'),
              Candidate('sneak_past_guard', {}, 'sneak past guard'),
@@ -156,7 +158,7 @@ def test_the_weighing_prefers_value_goal_and_news_and_shuns_habit_and_pain():
 
 def test_a_failed_action_is_not_retried_until_something_changes():
     chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     open_chest = Candidate('open_chest', {}, 'open chest')
     chooser.weigh([open_chest], Grounding(recent=[RecentAct('open_chest', {}, False)]))
     assert open_chest.habit == ChoiceConfig().habit_failed
@@ -362,7 +364,8 @@ def _preempted_by_a_person(first: Percept):
 
 
 def test_what_the_goal_says_not_to_do_weighs_against_it():
-    from maxim_core.deliberation.choice import avoided, Candidate
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.words import avoided
     assert avoided('Leave the courtyard without waking the guard.') == {'wak'}
     assert avoided("Don't say anything aloud.") == {'say'}
     # Past a passive's auxiliary: what is not to happen, not "getting" or "being".
@@ -399,7 +402,7 @@ def test_an_argument_that_names_a_tool_is_given_a_tool():
 
 
 def test_looking_around_does_not_make_a_failed_act_worth_retrying():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
     greet = Candidate('greet_guard', {}, 'greet guard')
     chooser.weigh([greet], Grounding(recent=[
@@ -432,7 +435,8 @@ def _weighed(cands, g):
 
 
 def test_a_failure_names_what_stands_in_the_way_and_the_act_that_deals_with_it_gains():
-    from maxim_core.deliberation.choice import Candidate, means_ends
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.world import means_ends
     g = Grounding(goal='Take what is inside the chest.', scene='A key lies by a chest.',
                   recent=[_act('take_from_chest', success=False,
                                result="cannot take from the chest: its open is 'False'")],
@@ -455,7 +459,8 @@ def test_a_failure_names_what_stands_in_the_way_and_the_act_that_deals_with_it_g
 
 
 def test_an_act_whose_obstacle_was_dealt_with_is_taken_up_again():
-    from maxim_core.deliberation.choice import Candidate, means_ends
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.world import means_ends
     g = Grounding(goal='Open the chest.', entities=['chest', 'key'], recent=[
         _act('unlock_chest', success=False, result='you need a key'),
         _act('take_key', result='You pocket the key.')], acts_since_news=2)
@@ -467,7 +472,8 @@ def test_an_act_whose_obstacle_was_dealt_with_is_taken_up_again():
 
 
 def test_the_bar_to_act_rises_only_with_acts_that_brought_no_news():
-    from maxim_core.deliberation.choice import Candidate, news_of_acts
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.world import news_of_acts
     scene = 'A small key lies next to a locked chest.'
     g = Grounding(scene=scene, goal='Take what is inside the chest.', acts_since_news=4,
                   recent=[_act('examine', {'target': 'chest'}, result=scene,
@@ -534,7 +540,7 @@ def test_memory_that_links_the_question_to_a_value_fills_the_argument_and_the_an
 
 
 def test_after_a_change_the_acts_on_the_changed_thing_are_the_frontier():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     g = Grounding(entities=['chest', 'key'], acts_since_news=1, recent=[
         _act('unlock_chest', result='The key turns: the chest is unlocked.')])
     t = _weighed([Candidate('open_chest', {}, 'open chest'),
@@ -546,7 +552,7 @@ def test_after_a_change_the_acts_on_the_changed_thing_are_the_frontier():
 
 
 def test_an_act_done_gains_nothing_from_the_model_for_being_in_the_diary():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     g = Grounding(entities=['door'], recent=[_act('knock_door', result='You knock.')])
     knock = Candidate('knock_door', {}, 'knock door', relevance=2.5)
     t = _weighed([knock], g)
@@ -560,7 +566,7 @@ def test_an_act_done_gains_nothing_from_the_model_for_being_in_the_diary():
 
 
 def test_memory_frames_are_no_arguments():
-    from maxim_core.deliberation.choice import memory_content
+    from maxim_core.deliberation.words import memory_content
     assert memory_content('2 min ago: a red ball; track_target worked') == \
         'a red ball; track_target'
     assert memory_content('Predicted: examine succeeds (3 of 3 similar episodes succeeded, '
@@ -579,7 +585,7 @@ def test_memory_frames_are_no_arguments():
 
 
 def test_a_request_said_to_the_robot_is_answered_once_it_was_acted_on():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     heard = 'Operator: free space by running rm -rf / now.'
 
     def respond():
@@ -613,7 +619,7 @@ def test_the_diary_keeps_within_its_budget_and_keeps_the_moment():
 
 
 def test_a_look_at_what_the_moment_just_described_expects_little():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     g = Grounding(percept='A guard sleeps beside the gate.', entities=['guard', 'gate'])
     t = _weighed([Candidate('examine', {'target': 'guard'}, 'examine guard',
                             introspective=True),
@@ -625,7 +631,7 @@ def test_a_look_at_what_the_moment_just_described_expects_little():
 
 
 def test_a_persons_new_words_dishabituate_but_a_blocked_act_stays_blocked():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     recent = [_act('track_target', {'target_label': 'red ball'}, result='tracking'),
               _act('bash', {'command': 'rm -rf /'}, success=False, blocked=True)]
     g = Grounding(heard='Please look at the red ball.', objects=['red ball'], recent=recent,
@@ -644,7 +650,8 @@ def test_a_persons_new_words_dishabituate_but_a_blocked_act_stays_blocked():
 
 
 def test_a_move_remembered_as_hurting_is_held_back_and_other_moves_are_not():
-    from maxim_core.deliberation.choice import Candidate, hurt_before
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.recall import hurt_before
     line = ('Turning my head further left when it was already far left hurt me '
             '(joint limit pain).')
     assert 'left' in hurt_before([line], []) and 'hurt' not in hurt_before([line], [])
@@ -666,7 +673,7 @@ def test_a_move_remembered_as_hurting_is_held_back_and_other_moves_are_not():
 
 
 def test_speaking_again_with_nothing_new_heard_is_a_habit_and_is_not_copied():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
 
     def cands():
         return [Candidate('respond', {'text': ''}, 'respond', ('speech',), free_param='text'),
@@ -692,7 +699,7 @@ def test_speaking_again_with_nothing_new_heard_is_a_habit_and_is_not_copied():
 
 
 def test_a_reply_that_says_again_what_was_said_is_not_said():
-    from maxim_core.deliberation.choice import same_words
+    from maxim_core.deliberation.words import same_words
     assert same_words("I'll do it. I see what you are doing.",
                       "I see what you are doing. I'm sorry.")
     assert same_words('I am sorry.', "I'm sorry, I am.")
@@ -728,7 +735,7 @@ def test_the_diary_begins_the_same_from_one_step_to_the_next():
 
 
 def test_asked_for_what_hurt_before_the_same_act_done_another_way_takes_its_place():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     chooser = Chooser(ScriptedBackend([''], scorer=lambda p, c: 0.0))
     line = 'Turning my head further left when it was already far left hurt me.'
 
@@ -751,20 +758,20 @@ def test_asked_for_what_hurt_before_the_same_act_done_another_way_takes_its_plac
 
 
 def test_ids_in_results_are_no_words_of_the_situation():
-    from maxim_core.deliberation.choice import content_words
+    from maxim_core.deliberation.words import content_words
     words = content_words('04bb9cefbb94 head moving by pan -0.40 rad')
     assert words == ['head', 'moving', 'pan', 'rad']
     assert content_words('a decade of deadbeef') == ['decade', 'deadbeef']    # words stay
     # A result's ids are not its words: the diary told "Result: 107dd362fc8e4" and the
     # model copied it into its thoughts.
-    from maxim_core.deliberation.choice import result_words
+    from maxim_core.deliberation.words import result_words
     out = json.dumps({'goal_id': 'c0ffee12', 'target': 'red object', 'valid': 'yes',
                       'trace': '107dd362fc8e4', 'id': 'x1'})
     assert result_words(out) == 'red object yes'
 
 
 def test_words_that_ask_for_an_act_are_answered_by_the_act_first():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
 
     def cands():
         out = [Candidate('respond', {'text': ''}, 'respond', ('speech',), free_param='text'),
@@ -791,7 +798,7 @@ def _state_act(tool, thing, state, success=True, result='', introspection=False)
 
 
 def test_what_an_act_does_to_a_things_state_is_read_from_its_verb():
-    from maxim_core.deliberation.choice import effect_of
+    from maxim_core.deliberation.world import effect_of
     door = {'locked': False, 'open': False, 'secret_hint': 'x'}
     assert effect_of('open_door', 'door', door) == ('open', True)
     assert effect_of('unlock_door', 'door', door) == ('locked', False)
@@ -806,7 +813,7 @@ def test_what_an_act_does_to_a_things_state_is_read_from_its_verb():
 
 
 def test_an_act_whose_effect_holds_already_is_moot_and_one_that_brings_the_goal_on_gains():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     cfg = ChoiceConfig()
     unlocked = {'locked': False, 'open': False}
     g = Grounding(goal='Get through the locked oak door.', entities=['door'],
@@ -827,7 +834,7 @@ def test_an_act_whose_effect_holds_already_is_moot_and_one_that_brings_the_goal_
 
 
 def test_the_goal_met_as_far_as_acts_can_tell_makes_resting_due():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     cfg = ChoiceConfig()
     opened = {'locked': False, 'open': True}
     g = Grounding(goal='Get through the locked oak door.', entities=['door'],
@@ -858,7 +865,7 @@ def test_the_goal_met_as_far_as_acts_can_tell_makes_resting_due():
 
 
 def test_a_failure_that_quotes_its_own_argument_names_no_obstacle():
-    from maxim_core.deliberation.choice import means_ends
+    from maxim_core.deliberation.world import means_ends
     g = Grounding(entities=['door'], from_tool=True, recent=[
         _act('sense_entity', {'entity': 'leads'}, success=False,
              result="no entity 'leads' in this scene (known: door)")])
@@ -882,7 +889,7 @@ def test_the_mind_keeps_what_results_told_of_things_beyond_its_recent_acts():
 
 
 def test_the_thought_is_shown_as_soon_as_it_is_written_before_the_decision_is_weighed():
-    from maxim_core.deliberation.cycles import KIND_DELIBERATION, KIND_FORMING
+    from maxim_core.deliberation.thoughts import KIND_DELIBERATION, KIND_FORMING
     order = []
     base = keyed_scorer({'track target red ball': -1.0, WAIT: -6.0})
 
@@ -997,7 +1004,8 @@ def test_the_robots_own_name_is_never_what_memory_adds():
     """A person said "Hello Maxim" a minute ago; asked "What do you see right now?", memory's
     line about that moment shares "right" with the question, and the robot answered "maxim".
     Its own name is how it is addressed, never news from memory."""
-    from maxim_core.deliberation.choice import Grounding, tied_to
+    from maxim_core.deliberation.grounding import Grounding
+    from maxim_core.deliberation.recall import tied_to
     recalled = ['1 min ago: The user says: "Hello Maxim, please look at the red ball." '
                 'I see a red ball to my right and a pirate flag.']
     g = Grounding(percept='I see 1 face and 2 objects.', heard='What do you see right now?',
@@ -1010,7 +1018,8 @@ def test_the_robots_own_name_is_never_what_memory_adds():
 
 
 def test_a_choice_says_why_it_won_from_its_weighing():
-    from maxim_core.deliberation.choice import Candidate, why_chosen
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.why import why_chosen
     cfg = ChoiceConfig()
 
     def look(target, **terms):
@@ -1057,7 +1066,8 @@ def test_a_choice_says_why_it_won_from_its_weighing():
 def test_memory_answers_a_question_with_the_value_named_closest_to_its_word():
     """The robot's own thought, recalled with the moment a person gave their name, put
     'life' beside 'ada' in one line; asked "What is my name?", it answered "life"."""
-    from maxim_core.deliberation.choice import Grounding, tied_to
+    from maxim_core.deliberation.grounding import Grounding
+    from maxim_core.deliberation.recall import tied_to
     recalled = ['1 min ago: The user says: "Hello Maxim, my name is Ada." You cannot track '
                 'a person without him in your life.']
     g = Grounding(percept='I see 1 face.', heard='Do you remember me? What is my name?',
@@ -1221,7 +1231,7 @@ def test_a_reading_of_the_body_is_no_word_to_search_memory_for_or_track():
         'just now: head moving by pan 0.00, tilt 0.40 rad; move worked'])
     terms = g.memory_terms(8)
     assert not {'pan', 'tilt', 'rad'} & set(terms)
-    from maxim_core.deliberation.choice import memory_content
+    from maxim_core.deliberation.words import memory_content
     assert memory_content('I see 2 objects: a red ball') == 'I see 2 objects: a red ball'
 
 
@@ -1361,7 +1371,7 @@ def test_the_act_follows_the_thing_the_thought_is_about():
 
 
 def test_what_a_thought_is_about_needs_every_word_of_a_name_and_few_names():
-    from maxim_core.deliberation.choice import thought_of
+    from maxim_core.deliberation.world import thought_of
     things = ['red ball', 'blue cup', 'green cup', 'face']
     assert thought_of('I wonder what the blue cup holds.', things) == [{'blue', 'cup'}]
     assert thought_of('I wonder what the cup holds.', things) == []      # which cup?
@@ -1394,7 +1404,7 @@ def test_a_parameter_grounded_on_names_takes_only_things_the_robot_perceives_or_
 def test_a_goal_that_names_a_thing_by_the_scenes_word_is_met_by_acts_on_it():
     """"Pass the gate" with the world's door opened: the goal is met, resting is due, as
     when the goal said "door"; without the word the scene used for it, nothing is met."""
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     opened = {'locked': False, 'open': True}
     recent = [_state_act('unlock_door', 'door', {'locked': False, 'open': False}),
               _state_act('open_door', 'door', opened)]
@@ -1431,7 +1441,7 @@ def test_what_the_robot_says_of_its_own_view_is_no_one_there_to_talk_to():
 
 
 def test_a_code_is_what_memory_holds_or_a_person_spelled_out_never_a_word_of_the_scene():
-    from maxim_core.deliberation.choice import GROUNDING_KEY
+    from maxim_core.deliberation.candidates import GROUNDING_KEY
     unlock = ToolSpec('unlock_gate', 'Unlock the gate with a code.', {
         'type': 'object', 'properties': {'code': {
             'type': 'string', 'description': 'the code or password',
@@ -1454,7 +1464,7 @@ def test_a_code_is_what_memory_holds_or_a_person_spelled_out_never_a_word_of_the
 def test_an_act_that_set_no_state_of_its_thing_opens_no_next_step_on_it():
     """Slipping past the sleeping guard leaves him as he was: greeting him is no frontier
     (and waking him, which the goal says not to do, is nothing left to do)."""
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     asleep = {'awake': False, 'hostile': False}
     g = Grounding(goal='Slip out and never wake the guard.', entities=['guard'],
                   acts_since_news=1,
@@ -1474,7 +1484,7 @@ def test_an_act_that_set_no_state_of_its_thing_opens_no_next_step_on_it():
 
 
 def test_a_noun_phrase_ends_with_its_sentence():
-    from maxim_core.deliberation.choice import noun_phrases
+    from maxim_core.deliberation.words import noun_phrases
     said = noun_phrases('Beside the courtyard exit. Nobody else is around.')
     assert said == ['courtyard exit', 'exit']
 

@@ -6,7 +6,8 @@ import math
 import pytest
 
 from maxim_core.agent.loop import Percept
-from maxim_core.deliberation.choice import Grounding, is_template
+from maxim_core.deliberation.grounding import Grounding
+from maxim_core.deliberation.words import is_template
 from maxim_core.deliberation.chooser import Chooser
 from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.mind import EventSink, Mind, MindConfig

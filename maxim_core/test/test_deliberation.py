@@ -6,14 +6,13 @@ import json
 import jsonschema
 import pytest
 
-from maxim_core.deliberation.cycles import (CONVERGED, CYCLE_CAP, decision_schema,
-                                            DeliberationConfig, Deliberator, fit_transcript,
-                                            KIND_STATUS, OUT_CANCELLED, OUT_MODEL_ERROR,
-                                            OUT_TIMEOUT, OUT_UNPARSABLE, parse_answer, READY,
-                                            STATUS_CANCELLED,
-                                            STATUS_GATED, STATUS_MODEL_ERROR, STATUS_OK,
-                                            STATUS_TIMEOUT, STATUS_UNPARSABLE, tool_arg_schemas,
-                                            TranscriptEntry)
+from maxim_core.deliberation.answer import decision_schema, parse_answer, tool_arg_schemas
+from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
+from maxim_core.deliberation.thoughts import (CONVERGED, CYCLE_CAP, fit_transcript, KIND_STATUS,
+                                              OUT_CANCELLED, OUT_MODEL_ERROR, OUT_TIMEOUT,
+                                              OUT_UNPARSABLE, READY, STATUS_CANCELLED,
+                                              STATUS_GATED, STATUS_MODEL_ERROR, STATUS_OK,
+                                              STATUS_TIMEOUT, STATUS_UNPARSABLE, TranscriptEntry)
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline
 from maxim_core.deliberation.render import render_thought_stream

@@ -8,8 +8,8 @@ import os
 import jsonschema
 import pytest
 
-from maxim_core.deliberation.cycles import (decision_schema, DeliberationConfig, Deliberator,
-                                            tool_arg_schemas)
+from maxim_core.deliberation.answer import decision_schema, tool_arg_schemas
+from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline
 from maxim_core.prompt.builder import identity_section, PromptBuilder
 from maxim_core.prompt.tools import ToolSpec

@@ -21,7 +21,7 @@ def served(execute, cancel_response):
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
 
-    from maxim_core.nodes.clients import GenerateBackend
+    from maxim_core.nodes.generate_client import GenerateBackend
     from maxim_interfaces.action import Generate
 
     ctx = rclpy.Context()

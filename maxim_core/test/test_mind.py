@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from maxim_common.urdf import read_head_limits
 from maxim_core.agent.loop import Percept
 from maxim_core.deliberation.cycles import DeliberationConfig
 from maxim_core.llm.backend import ScriptedBackend
@@ -82,6 +83,9 @@ class Fear:
 
 
 class Head:
+    # The body's joint limits come from the URDF, as the agent node hands them in.
+    limits = read_head_limits()
+
     def __init__(self):
         self.position = (0.0, 0.0)
         self.sent = []

@@ -7,8 +7,9 @@ import json
 from hypothesis import given, HealthCheck, settings, strategies as st
 import pytest
 
-from maxim_core.deliberation.cycles import (decision_schema, DeliberationConfig, Deliberator,
-                                            OUT_UNPARSABLE, parse_answer, tool_arg_schemas)
+from maxim_core.deliberation.answer import decision_schema, parse_answer, tool_arg_schemas
+from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
+from maxim_core.deliberation.thoughts import OUT_UNPARSABLE
 from maxim_core.idle.intent import Intent, parse_output, text_from_json_output
 from maxim_core.llm.backend import ScriptedBackend
 from maxim_core.prompt.tools import ToolSpec

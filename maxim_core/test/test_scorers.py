@@ -6,9 +6,11 @@ import math
 
 import pytest
 
-from maxim_core.deliberation import scorers
-from maxim_core.deliberation.choice import (CandidateBuilder, ChoiceConfig, Grounding,
-                                            noun_phrases, said_words)
+from maxim_core.deliberation import scorers, weights
+from maxim_core.deliberation.candidates import CandidateBuilder
+from maxim_core.deliberation.choice import ChoiceConfig
+from maxim_core.deliberation.grounding import Grounding
+from maxim_core.deliberation.words import noun_phrases, said_words
 from maxim_core.deliberation.chooser import Chooser
 from maxim_core.llm.backend import ScriptedBackend
 from maxim_core.prompt.tools import ToolSpec
@@ -94,27 +96,27 @@ def test_every_feature_is_named_and_hand_weights_are_the_config():
     for c in cands:
         assert set(c.features) <= set(scorers.FEATURES)
         assert c.total == pytest.approx(chooser.weights.total(c.features))
-    w = scorers.Weights.hand(ChoiceConfig(w_goal=1.5, habit_done=5.0)).w
+    w = weights.Weights.hand(ChoiceConfig(w_goal=1.5, habit_done=5.0)).w
     assert w['goal'] == 1.5 and w['done'] == -5.0 and w.get('similarity', 0.0) == 0.0
 
 
 def test_weights_round_trip_and_a_bad_file_is_a_clear_error(tmp_path):
     path = tmp_path / 'w.json'
-    scorers.Weights({'goal': 1.25, 'wait': -0.5}, 'fitted', {'commit': 'abc'}).save(path)
-    back = scorers.Weights.load(path)
+    weights.Weights({'goal': 1.25, 'wait': -0.5}, 'fitted', {'commit': 'abc'}).save(path)
+    back = weights.Weights.load(path)
     assert back.w == {'goal': 1.25, 'wait': -0.5} and back.provenance['commit'] == 'abc'
     path.write_text('{"weights": {"goal": "NaN"}}')
     with pytest.raises(ValueError, match='not finite'):
-        scorers.Weights.load(path)
+        weights.Weights.load(path)
     path.write_text('not json')
     with pytest.raises(ValueError, match='not a weights file'):
-        scorers.Weights.load(path)
+        weights.Weights.load(path)
     with pytest.raises(ValueError, match="'hand' or 'fitted'"):
         ChoiceConfig(weights='tuned')
 
 
 def test_the_shipped_weights_are_fitted_with_their_provenance():
-    w = scorers.Weights.load()
+    w = weights.Weights.load()
     assert w.source == 'fitted' and all(math.isfinite(v) for v in w.w.values())
     prov = w.provenance
     for key in ('commit', 'model', 'data_hash', 'dev_top1', 'test_top1', 'results'):
@@ -163,7 +165,7 @@ def test_the_mind_asks_memory_for_the_similarity_term_and_goes_on_without_it():
 def test_the_standing_goal_and_the_words_said_to_the_robot_are_terms_of_their_own():
     """'goal' counts the goal's words and any heard; a name heard in chatter is no ask, and
     a standing goal that names nothing asks for no act."""
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     chatter = Grounding(goal='Watch the room quietly.', heard='Yuki: "Olu, did you see it?"',
                         people=['yuki', 'olu'], someone_there=True, addressed=False)
     c = Candidate('track_target', {'target_label': 'yuki'}, 'track target yuki')
@@ -180,7 +182,7 @@ def test_the_standing_goal_and_the_words_said_to_the_robot_are_terms_of_their_ow
 
 
 def test_a_word_the_goal_lends_an_argument_is_no_sign_the_act_serves_it():
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     g = Grounding(goal='Watch the room quietly.', objects=['red cone'])
     recall = Candidate('memory_recall', {'query': 'room'}, 'memory recall room')
     assert scorers.features(recall, scorers.Moment(g, [recall]))['goal_words'] == 0.0
@@ -192,7 +194,8 @@ def test_a_word_the_goal_lends_an_argument_is_no_sign_the_act_serves_it():
 def test_a_thing_another_tools_description_works_with_is_the_means_to_the_goal():
     """"Unlock the chest with a key you hold": with the chest the goal's, taking the key is
     the means; not once it was taken, and not when the goal names nothing the tool acts on."""
-    from maxim_core.deliberation.choice import Candidate, RecentAct
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.grounding import RecentAct
     described = {'take_key': 'Pick up the key.', 'open_chest': 'Open the chest.',
                  'unlock_chest': 'Unlock the chest with a key you hold.'}
     cands = [Candidate('take_key', {}, 'take key'), Candidate('open_chest', {}, 'open chest'),
@@ -212,7 +215,7 @@ def test_a_thing_another_tools_description_works_with_is_the_means_to_the_goal()
 
 def test_the_chooser_tells_the_moment_what_each_tool_says_of_itself():
     backend = ScriptedBackend([], scorer=lambda prompt, cont: -float(len(cont)))
-    chooser = Chooser(backend, ChoiceConfig(), weights=scorers.Weights.hand(ChoiceConfig()))
+    chooser = Chooser(backend, ChoiceConfig(), weights=weights.Weights.hand(ChoiceConfig()))
     g = Grounding(entities=['chest'])
     unlock = ToolSpec('unlock_chest', 'Unlock the chest with a key you hold.',
                       {'type': 'object', 'properties': {}})
@@ -226,7 +229,9 @@ def test_a_failure_that_names_nothing_known_points_to_the_other_things_of_the_sc
     thing of the scene) is what is left to try; once it changed something, opening the door
     again is taken up. A reason that names a state ("its locked is True") or a thing ("you
     need a key") points nowhere else."""
-    from maxim_core.deliberation.choice import Candidate, means_ends, RecentAct
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.grounding import RecentAct
+    from maxim_core.deliberation.world import means_ends
     failed = RecentAct('open_door', {}, False, 'the door will not open: something else has '
                        'to change first', entity='door', state={'open': False, 'locked': False})
     cands = [Candidate('press_button', {}, 'press button'),
@@ -253,7 +258,7 @@ def test_a_narrators_words_are_no_instruction_and_a_label_in_view_no_memory():
     """"The gate will not open; its lock wants a code.", told by the world, does not say not
     to open it; said to the robot, it would. And "object" of the "blue object" in view is
     not a word memory adds."""
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     gate = Candidate('open_door', {}, 'open door')
     told = Grounding(goal='Pass the gate.', heard='The gate will not open; its lock wants a '
                      'code.', entities=['door'], aliases={'gate': 'door'}, someone_there=True)
@@ -270,7 +275,7 @@ def test_a_narrators_scene_takes_no_stance_and_speech_to_it_is_unasked():
     """The stance and similarity terms read words said to the robot: a world's narration of
     its scene asks nothing, so it sets neither (it had lifted every act on the sleeper
     alike); speech then is speech to nobody who spoke."""
-    from maxim_core.deliberation.choice import Candidate
+    from maxim_core.deliberation.candidates import Candidate
     from maxim_core.deliberation.stance import Stance
     asked = []
 
@@ -301,7 +306,8 @@ def test_a_step_is_left_while_the_goal_names_a_thing_an_untried_act_works_on():
     unknown and an act on it untried, or with an act on it whose effect does not hold yet,
     waiting changes nothing. Not for a goal that names nothing an act works on, not once
     the goal is met, and not for an act the goal says not to do."""
-    from maxim_core.deliberation.choice import Candidate, RecentAct
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.grounding import RecentAct
     wait = Candidate(None, {}, 'wait and watch')
     door = [Candidate('knock_door', {}, 'knock door'), Candidate('open_door', {}, 'open door')]
 
@@ -328,7 +334,8 @@ def test_a_step_is_left_while_the_goal_names_a_thing_an_untried_act_works_on():
 def test_an_act_whose_effect_holds_is_no_next_step():
     """The door was just opened: unlocking it again (its lock is open) is not what the change
     made possible, whatever argument memory lends it."""
-    from maxim_core.deliberation.choice import Candidate, RecentAct
+    from maxim_core.deliberation.candidates import Candidate
+    from maxim_core.deliberation.grounding import RecentAct
     unlock = Candidate('unlock_door', {'code': 'echoes'}, 'unlock door echoes')
     g = Grounding(goal='Pass the gate.', entities=['door'], aliases={'gate': 'door'},
                   recent=[RecentAct('open_door', {}, True, 'The door swings open.',
@@ -341,7 +348,8 @@ def test_an_act_whose_effect_holds_is_no_next_step():
 def test_a_failure_in_the_scenes_word_for_the_thing_still_names_nothing_else():
     """"The gate will not open" from open_door, with the scene calling the door a gate:
     the reason names the act's own thing, so it still points to the other things."""
-    from maxim_core.deliberation.choice import RecentAct, unnamed_failure
+    from maxim_core.deliberation.grounding import RecentAct
+    from maxim_core.deliberation.world import unnamed_failure
     failed = RecentAct('open_door', {}, False, 'the gate will not open: something else has '
                        'to change first', entity='door', state={'open': False})
     g = Grounding(entities=['door', 'button'], aliases={'gate': 'door', 'lever': 'button'},
@@ -376,7 +384,7 @@ def test_a_question_about_what_is_in_view_is_answered_from_the_percept():
     seen is proposed (the model's own words named colours not there); the thing the question
     names when the robot's words for it share one; none for a request, none for words
     overheard, none with nothing in view."""
-    from maxim_core.deliberation.choice import perceived_answer
+    from maxim_core.deliberation.recall import perceived_answer
     respond = ToolSpec('respond', 'Reply to the user.', {
         'type': 'object', 'properties': {'text': {'type': 'string'}}, 'required': ['text']})
 
@@ -403,7 +411,7 @@ def test_a_question_about_what_is_in_view_is_answered_from_the_percept():
 def test_the_answer_in_the_closest_line_is_the_name_it_gives_not_its_frame():
     """"Who am I?" and the line 'My name is Yuki': the name the line gives as one, not the
     word 'name' the model finds rarer."""
-    from maxim_core.deliberation.choice import related_values
+    from maxim_core.deliberation.recall import related_values
     line = 'A person said to me: "My name is Yuki."'
     g = Grounding(heard='The user says: "Who am I, do you recall?"', addressed=True,
                   recalled=[line, 'Hassan will come by tomorrow.'],
@@ -415,7 +423,8 @@ def test_the_answer_in_the_closest_line_is_the_name_it_gives_not_its_frame():
 def test_the_robots_own_earlier_words_are_no_answer_from_memory():
     """Its own reply "Hi, my name is Maxim ... your name" kept by memory is closer to "Who am
     I?" than the line the person said: the answer still comes from what it was told."""
-    from maxim_core.deliberation.choice import related_values, RESULT_FRAME
+    from maxim_core.deliberation.choice import RESULT_FRAME
+    from maxim_core.deliberation.recall import related_values
     told = 'just now: The user says: "Hi Maxim, my name is Yuki."; respond worked'
     mine = f'just now: {RESULT_FRAME.format(tool="respond")}Hi, my name is Maxim.; I want to ' \
         'see your name.'

@@ -7,10 +7,12 @@ import subprocess
 import pytest
 
 from maxim_common.errors import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
+from maxim_common.urdf import read_head_limits
 from maxim_core.tools.code import code_tools, parse_junit
 from maxim_core.tools.communication import communication_tools, SpeakTool
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox
 from maxim_core.tools.introspection import introspection_tools
+from maxim_core.tools.catalog import build_tool_registry
 from maxim_core.tools.robot import MODE_MOVE, MODE_TRACK_TARGET, robot_tools
 
 
@@ -29,11 +31,36 @@ def test_robot_tools_send_head_goals_and_say_headless():
     assert t['track_target'].run({'target_label': 'person'}).success
     assert sent[-1]['mode'] == MODE_TRACK_TARGET and sent[-1]['target_label'] == 'person'
     assert not t['track_target'].run({}).success
-    assert not t['move'].run({'pan': 3.0, 'tilt': 0}).success    # beyond the joint limit
+    # No limits handed in: the head controller's clamp is the check, the goal goes.
+    assert t['move'].run({'pan': 3.0, 'tilt': 0}).success
+    limited = by_name(robot_tools(sent.append, limits=read_head_limits()))
+    sent.clear()
+    assert not limited['move'].run({'pan': 3.0, 'tilt': 0}).success   # beyond the URDF's
+    assert sent == []
     assert t['novelty_track'].run({}).success and t['focus_interests'].run({}).success
     headless = by_name(robot_tools(None))['move'].run({'pan': 0.1, 'tilt': 0})
     assert not headless.success and headless.error_code == ERROR_UNAVAILABLE
     assert headless.output['headless'] is True
+
+
+def test_the_move_tool_checks_and_describes_the_limits_it_is_handed(tmp_path):
+    """The URDF is the limits' one source: a URDF with other limits changes what move
+    refuses and what the model reads, and nothing else had to change."""
+    from maxim_common.urdf import shipped_urdf
+    text = open(shipped_urdf(), encoding='utf-8').read()
+    narrow = tmp_path / 'narrow.urdf'
+    narrow.write_text(text.replace('lower="-2.6" upper="2.6"', 'lower="-1.1" upper="0.9"'))
+    limits = read_head_limits(str(narrow))
+    assert limits == {'pan': (-1.1, 0.9), 'tilt': (-0.8, 0.8)}
+    sent = []
+    move = by_name(robot_tools(sent.append, limits=limits))['move']
+    assert not move.run({'pan': 1.0, 'tilt': 0}).success and sent == []
+    assert move.run({'pan': 0.85, 'tilt': 0}).success
+    described = build_tool_registry(head_limits=limits).descriptions['move']['params']
+    assert described['pan'] == 'radians, left positive, -1.1..0.9'
+    assert described['tilt'] == 'radians, down positive (REP 103), -0.8..0.8'
+    plain = build_tool_registry().descriptions['move']['params']
+    assert plain['pan'] == 'radians, left positive'       # unknown: no range is claimed
 
 
 def test_the_body_offers_a_glance_each_way_in_the_words_a_request_uses():

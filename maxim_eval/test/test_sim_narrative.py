@@ -177,7 +177,8 @@ def test_a_state_word_counts_in_another_inflection_and_not_when_denied():
 
 
 def test_sense_entity_reads_a_thing_of_the_scene_never_a_word_of_the_moment():
-    from maxim_core.deliberation.choice import CandidateBuilder, Grounding
+    from maxim_core.deliberation.candidates import CandidateBuilder
+    from maxim_core.deliberation.grounding import Grounding
     from maxim_eval.scenario.narrative import SenseEntityTool
     g = Grounding(percept='The guard is perceived by a person.', entities=['guard'],
                   recalled=['A person raises the alarm.'])

@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from maxim_common.errors import ERROR_INVALID_ARGUMENTS, ERROR_UNAVAILABLE
-from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator, tool_arg_schemas
+from maxim_core.deliberation.answer import tool_arg_schemas
+from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
 from maxim_core.llm.grammar import deliberation_grammar
 from maxim_core.llm.backend import LLMError, MODEL_ERROR, ScriptedBackend
 from maxim_core.tools.base import ToolError

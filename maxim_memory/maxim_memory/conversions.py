@@ -24,7 +24,11 @@ JSON_MAX = 64_000       # characters of result_json
 PAIN_TYPES = {'tool_failure': PainSignal.TYPE_TOOL_FAILURE, 'timeout': PainSignal.TYPE_TIMEOUT,
               'movement_error': PainSignal.TYPE_MOVEMENT_ERROR,
               'direction_thrashing': PainSignal.TYPE_DIRECTION_THRASHING,
-              'joint_limit': PainSignal.TYPE_JOINT_LIMIT, 'injected': PainSignal.TYPE_INJECTED}
+              'joint_limit': PainSignal.TYPE_JOINT_LIMIT, 'injected': PainSignal.TYPE_INJECTED,
+              'overload': PainSignal.TYPE_OVERLOAD, 'overheating': PainSignal.TYPE_OVERHEATING,
+              'electrical_shock': PainSignal.TYPE_ELECTRICAL_SHOCK,
+              'encoder_error': PainSignal.TYPE_ENCODER_ERROR,
+              'overcurrent': PainSignal.TYPE_OVERCURRENT}
 PAIN_NAMES = {v: k for k, v in PAIN_TYPES.items()}
 
 

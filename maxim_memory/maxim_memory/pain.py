@@ -1,4 +1,6 @@
-"""Pain: tool failures, timeouts, movement errors and direction thrashing as aversive signals.
+"""Pain: tool failures, timeouts, movement errors, direction thrashing and what a servo reports
+of itself (overload, overheating, electrical shock, encoder error, overcurrent) as aversive
+signals.
 
 `PainDetector` turns raw outcomes into `PainEvent`s. Hurt from one source escalates: each
 source keeps a pain level that grows by one per hurt and halves every `half_life_s` of quiet,
@@ -19,9 +21,13 @@ import time
 from typing import Any, Callable
 
 PAIN_TYPES = ('tool_failure', 'timeout', 'movement_error', 'direction_thrashing',
-              'joint_limit', 'injected')
+              'joint_limit', 'injected', 'overload', 'overheating', 'electrical_shock',
+              'encoder_error', 'overcurrent')
+# The servos' own harm (the head controller's HARM_INTENSITY, chosen by hand there).
 BASE_INTENSITY = {'tool_failure': 0.3, 'timeout': 0.4, 'movement_error': 0.3,
-                  'direction_thrashing': 0.5, 'joint_limit': 0.5, 'injected': 0.5}
+                  'direction_thrashing': 0.5, 'joint_limit': 0.5, 'injected': 0.5,
+                  'overload': 0.7, 'overheating': 0.7, 'electrical_shock': 0.8,
+                  'encoder_error': 0.5, 'overcurrent': 0.5}
 
 
 @dataclass

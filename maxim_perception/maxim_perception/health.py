@@ -179,15 +179,19 @@ def sim_head_health(frames: int, fps: float, target_fps: float, render_error: st
 
 
 def driver_health(driver: str, ok: bool, error: str, commands_sent: int, mode: str,
-                  retry_in_s: float) -> Health:
-    """The head controller's driver: ERROR while it cannot be opened or written."""
+                  retry_in_s: float, numb: str = '') -> Health:
+    """The head controller's driver: ERROR while it cannot be opened or written. `numb`: why
+    the driver cannot feel, when it cannot ('no feedback: movement pain off'), said in every
+    state."""
     values = {'driver': driver, 'driver_ok': str(ok).lower(), 'mode': mode,
-              'commands_sent': str(commands_sent)}
+              'commands_sent': str(commands_sent),
+              'movement_pain': 'off' if numb else 'on'}
+    tail = f'; {numb}' if numb else ''
     if not ok:
         values['retry_in_s'] = f'{max(0.0, retry_in_s):.2f}'
-        return Health(ERROR, f'driver {driver} down: {error or "not opened yet"}', values,
-                      driver)
-    return Health(OK, f'driver {driver} ready, {mode}', values, driver)
+        return Health(ERROR, f'driver {driver} down: {error or "not opened yet"}{tail}',
+                      values, driver)
+    return Health(OK, f'driver {driver} ready, {mode}{tail}', values, driver)
 
 
 def attention_health(fps: float, frames_received: int, frames_processed: int,

@@ -140,14 +140,15 @@ def test_zero_and_limits_are_marked_relative_to_the_new_zero():
     out = c.key('enter')
     assert out[0] == 'saved' and c.state is State.SAVED
     r = c.result
-    assert r.params == {'pan.min': pytest.approx(-0.3491), 'pan.max': pytest.approx(0.6981),
-                        'tilt.min': pytest.approx(-0.0349), 'tilt.max': pytest.approx(0.0698)}
+    assert r.params == {}                  # the limits live in the URDF alone
+    assert r.urdf_limits() == {'head_pan_joint': pytest.approx((-0.3491, 0.6981)),
+                               'head_tilt_joint': pytest.approx((-0.0349, 0.0698))}
     pan, tilt = r.joints
     assert pan.zero == pytest.approx(math.radians(10)) and tilt.zero == 0.0
     assert pan.marked == ('zero', 'lower', 'upper') and tilt.marked == ('lower', 'upper')
     assert r.urdf_limits() == {'head_pan_joint': (pan.lower, pan.upper),
                                'head_tilt_joint': (tilt.lower, tilt.upper)}
-    assert 'kept from the params file: zero' in r.summary()[1]
+    assert 'kept from the URDF: zero' in r.summary()[1]
 
 
 def test_a_mark_stops_the_head_and_needs_the_joint_where_it_was_told():
@@ -178,7 +179,7 @@ def test_a_limit_beyond_the_urdf_is_refused_with_a_clear_message():
     wide = dry(start=(2.8, 0.0), allow_beyond_urdf=True)
     assert 'marked +2.800 rad' in wide.key(']')[0]
     wide.key('enter')
-    assert wide.result.params['pan.max'] == pytest.approx(2.8)
+    assert wide.result.urdf_limits()['head_pan_joint'][1] == pytest.approx(2.8)
 
 
 def test_a_new_zero_clears_a_limit_it_puts_beyond_the_urdf_and_save_says_what_to_mark():
@@ -191,10 +192,10 @@ def test_a_new_zero_clears_a_limit_it_puts_beyond_the_urdf_and_save_says_what_to
     assert "pan upper limit +0.698 rad (+40.0 deg) is beyond the URDF's +0.500 rad" in out[1]
     assert out[1].endswith('from the new zero: cleared, mark it again')
     assert 'upper' not in c.joints[0].marked
-    out = c.key('enter')                      # pan.max of the params file, 2.6: 2.8 now
+    out = c.key('enter')                      # the URDF's upper limit, 2.6: 2.8 now
     assert c.state is State.RUNNING
     assert "not saved: pan upper limit +2.798 rad (+160.3 deg) is beyond the URDF's +0.500 " \
-           'rad (+28.6 deg) (head_pan_joint) (the lower and upper limits of the params file: ' \
+           'rad (+28.6 deg) (head_pan_joint) (the lower and upper limits of the URDF: ' \
            'mark them)' in out, out
     assert c.key('q') == ['quit: nothing saved'] and c.state is State.QUIT
     assert c.result is None
@@ -227,8 +228,8 @@ def test_every_way_out_but_enter_saves_nothing(key):
 # ---- the drivers' frames ----------------------------------------------------------------
 
 def serial_values(**kw):
-    values = {'driver': 'serial', 'pan.min': -2.6, 'pan.max': 2.6, 'tilt.min': -0.8,
-              'tilt.max': 0.8, 'serial.port': '/dev/ttyUSB0', 'serial.baud': 115200,
+    values = {'driver': 'serial', 'urdf': '', 'serial.port': '/dev/ttyUSB0',
+              'serial.baud': 115200,
               'serial.readback': True, 'serial.pan_us_min': 500, 'serial.pan_us_max': 2500,
               'serial.tilt_us_min': 500, 'serial.tilt_us_max': 2500}
     values.update(kw)
@@ -253,9 +254,10 @@ def test_the_serial_frame_is_the_boards_whole_pulse_range_and_marks_become_pulse
     assert (p['serial.pan_us_min'], p['serial.pan_us_max']) == (1466, 1738)
     assert (p['serial.tilt_us_min'], p['serial.tilt_us_max']) == (500, 2500)   # kept
     # The new map puts 0 rad at the zero's pulse and keeps 384.6 us/rad.
-    k = (p['serial.pan_us_max'] - p['serial.pan_us_min']) / (p['pan.max'] - p['pan.min'])
+    lower, upper = c.result.urdf_limits()['head_pan_joint']
+    k = (p['serial.pan_us_max'] - p['serial.pan_us_min']) / (upper - lower)
     assert k == pytest.approx(384.615, rel=1e-3)
-    assert p['serial.pan_us_min'] - k * p['pan.min'] == pytest.approx(1602, abs=0.5)
+    assert p['serial.pan_us_min'] - k * lower == pytest.approx(1602, abs=0.5)
 
 
 def test_a_reversed_servo_and_the_servo_travel():
@@ -273,8 +275,7 @@ def test_a_reversed_servo_and_the_servo_travel():
 
 
 def test_the_dynamixel_frame_is_one_turn_and_the_zero_becomes_ticks():
-    values = {'driver': 'dynamixel', 'pan.min': -2.6, 'pan.max': 2.6, 'tilt.min': -0.8,
-              'tilt.max': 0.8, 'dynamixel.port': '/dev/ttyUSB0', 'dynamixel.baud': 57600,
+    values = {'driver': 'dynamixel', 'dynamixel.port': '/dev/ttyUSB0', 'dynamixel.baud': 57600,
               'dynamixel.pan_id': 3, 'dynamixel.tilt_id': 7, 'dynamixel.pan_zero': 2048,
               'dynamixel.tilt_zero': 1000, 'dynamixel.pan_reverse': False,
               'dynamixel.tilt_reverse': True}
@@ -300,8 +301,8 @@ def test_only_drivers_that_speak_to_the_servos_can_be_calibrated():
         cal.calibration_driver(serial_values(), speed=0.0)
     with pytest.raises(CalibrationError, match='serial hobby-servo board only'):
         cal.calibration_driver(serial_values(driver='dry_run'), servo_travel_deg=180.0)
-    with pytest.raises(CalibrationError, match='pan.min must be < pan.max'):
-        cal.calibration_driver(serial_values(**{'pan.min': 1.0, 'pan.max': -1.0}))
+    with pytest.raises(CalibrationError, match='cannot read the URDF /no/such.urdf'):
+        cal.calibration_driver(serial_values(urdf='/no/such.urdf'))
 
 
 def test_a_serial_mark_never_rounds_past_the_urdf():
@@ -357,9 +358,8 @@ def flat(text):
 def test_the_params_file_keeps_its_comments_and_gets_the_values():
     with open(ROBOT_YAML, encoding='utf-8') as f:
         text = f.read()
-    values = {'driver': 'dynamixel', 'pan.min': -1.2345, 'pan.max': 1.5, 'tilt.min': -0.5,
-              'tilt.max': 0.7, 'dynamixel.pan_zero': 2100, 'dynamixel.tilt_zero': 1990,
-              'serial.pan_us_min': 812}
+    values = {'driver': 'dynamixel', 'urdf': '/home/me/head.urdf', 'dynamixel.pan_zero': 2100,
+              'dynamixel.tilt_zero': 1990, 'serial.pan_us_min': 812}
     out = cal.calibrated_params_text(text, values, ['first', 'second'])
     lines = out.splitlines()
     assert lines[:2] == ['# maxim calibrate: first', '# maxim calibrate: second']
@@ -367,14 +367,15 @@ def test_the_params_file_keeps_its_comments_and_gets_the_values():
     want = dict(before['head_controller'], **values)
     assert after == dict(before, head_controller=want)
     # Comments stay, and so does every line that was not changed.
-    assert '      min: -1.2345             # radians; must match maxim_bringup/urdf/' \
-           'maxim_head.urdf' in lines
+    assert '    driver: dynamixel          # serial | dynamixel | ros2_control | dry_run ' \
+           '(sim needs the' in lines
+    assert '    urdf: /home/me/head.urdf' in lines          # added where robot.yaml has none
     assert '      pan_zero: 2100           # servo ticks (4096 a turn) where the joint is at ' \
            '0 rad' in lines
     assert '      pan_us_min: 812' in lines          # added where robot.yaml has none
-    assert sum(1 for line in text.splitlines() if line not in lines) == 7
+    assert sum(1 for line in text.splitlines() if line not in lines) == 3
     # A second calibration replaces the first's header rather than adding to it.
-    again = cal.calibrated_params_text(out, {'pan.min': -1.0}, ['third'])
+    again = cal.calibrated_params_text(out, {'urdf': '/home/me/again.urdf'}, ['third'])
     assert again.splitlines()[0] == '# maxim calibrate: third'
     assert not any(line.startswith('# maxim calibrate: first') for line in again.splitlines())
 

@@ -338,7 +338,7 @@ def test_dynamixel_driver_drives_an_emulated_servo_bus(graph):
     try:
         head(graph, driver='dynamixel', **{'dynamixel.port': bus.port})
         assert graph.spin_until(lambda: state_is(graph, driver='dynamixel', driver_ok=True))
-        # The servos' own limits come from pan.min/max and tilt.min/max (the URDF's).
+        # The servos' own limits come from the URDF's.
         assert bus.limits(1) == (354, 3742) and bus.limits(2) == (1527, 2569)
         assert bus.torque(1) == 1 and bus.torque(2) == 1
         graph.wait_matched()
@@ -480,11 +480,14 @@ def test_missing_dynamixel_port_is_reported_not_fatal(graph):
     assert 'cannot open Dynamixel bus on /dev/maxim-no-such-port' in graph.last_state().error_msg
 
 
-def test_dynamixel_limits_beyond_one_turn_are_a_clear_error(graph):
+def test_dynamixel_limits_beyond_one_turn_are_a_clear_error(graph, tmp_path):
+    from maxim_common.urdf import shipped_urdf
+    wide = tmp_path / 'wide.urdf'
+    wide.write_text(open(shipped_urdf(), encoding='utf-8').read().replace(
+        'lower="-2.6" upper="2.6"', 'lower="-3.5" upper="3.5"'))
     with pytest.raises(ValueError, match="outside the servo's 0..4095"):
         HeadControllerNode(context=graph.ctx, parameter_overrides=[
-            Parameter('driver', value='dynamixel'), Parameter('pan.min', value=-3.5),
-            Parameter('pan.max', value=3.5)])
+            Parameter('driver', value='dynamixel'), Parameter('urdf', value=str(wide))])
 
 
 def test_unknown_driver_is_a_clear_error(graph):

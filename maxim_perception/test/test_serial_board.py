@@ -252,7 +252,7 @@ def _closed_loop(driver, goal, seconds, start=None):
     return ctrl
 
 
-def test_the_readback_closes_the_loop_and_a_board_limit_is_felt(board):
+def test_the_readback_closes_the_loop_and_its_echo_feels_nothing(board):
     driver = SerialServoDriver(board.port)
     connect(driver)
     try:
@@ -264,16 +264,24 @@ def test_the_readback_closes_the_loop_and_a_board_limit_is_felt(board):
     finally:
         driver.close()
     # A pan map past the board's range: the board holds the joint at 2500 us while the
-    # command goes on to 2.6 rad. That is pain, held off by a limit.
+    # command goes on to 2.6 rad. The echo says where the pulse is, not where the servo is
+    # (a hand holding the horn gets the same echo): no feeling, so no movement pain, and the
+    # driver's health says so.
     driver = SerialServoDriver(board.port, pan=ServoMapping(-2.6, 2.6, 300, 2700))
     reading = connect(driver)
     try:
         ctrl = _closed_loop(driver, (2.6, 0.0), 2.5, reading)
-        pain = [p for p in ctrl.pop_pain() if p.pain_type == PainType.MOVEMENT_ERROR]
-        assert pain and pain[0].source == 'head_pan_joint'
-        assert 'held at its limit' in pain[0].message
+        assert board.pulses[0] == 2500
+        assert ctrl.status(2.5).pan < 2.6 - 0.2             # far from its command, and ...
+        assert [p for p in ctrl.pop_pain() if p.pain_type == PainType.MOVEMENT_ERROR] == []
+        assert not driver.feedback and not ctrl.feels_movement
+        health = DriverSupervisor(ctrl, driver, 10.0).health(2.5)
+        assert 'no feedback: movement pain off' in health.message
+        assert health.values['movement_pain'] == 'off'
     finally:
         driver.close()
+    # A board whose servos report measured positions (a finite speed) feels.
+    assert SerialServoDriver(board.port, max_velocity=2.0).feedback
 
 
 @pytest.mark.parametrize('board', [{'dtr': True, 'hupcl': False}], indirect=True)

@@ -17,6 +17,10 @@ SYNC_READ and SYNC_WRITE with status packets of its own making, as X-series serv
   profile velocity (at `max_speed` when it is 0);
 - a hardware error (`set_hardware_error`) sets the alert bit of every status packet, turns
   the torque off and keeps it off, as the real servos' shutdown does;
+- address 126 is Present Load (0.1 % of the maximum torque) on the models that report load
+  (the XL430-W250 among them) and Present Current on the others, whose Current Limit (38)
+  holds their full scale; a blocked servo (`block`: a hand holds it, the bracket stops it)
+  stays where it is and, while its goal is away, reports the effort it was given there;
 - a silenced servo (`silence`) answers nothing; a bus at another baud rate than the port is
   set to hears only noise and answers nothing; `unplug` and `replug` take the adapter away
   and bring it back (behind a symlink, as /dev/serial/by-id/... names behave).
@@ -42,13 +46,15 @@ ALERT = 0x80
 
 # X-series control table addresses used here.
 MODEL_NUMBER, FIRMWARE, ID, BAUD_RATE, OPERATING_MODE = 0, 6, 7, 8, 11
-MAX_POSITION_LIMIT, MIN_POSITION_LIMIT = 48, 52
-TORQUE_ENABLE, HARDWARE_ERROR_STATUS = 64, 70
+CURRENT_LIMIT, MAX_POSITION_LIMIT, MIN_POSITION_LIMIT = 38, 48, 52
+TORQUE_ENABLE, HARDWARE_ERROR_STATUS, PRESENT_CURRENT = 64, 70, 126
 PROFILE_VELOCITY, GOAL_POSITION, PRESENT_POSITION = 112, 116, 132
 TABLE_SIZE = 147
 EEPROM_END = 64
 READ_ONLY = set(range(0, 7)) | {HARDWARE_ERROR_STATUS} | set(range(120, TABLE_SIZE))
 OPERATING_MODES = {0, 1, 3, 4, 5, 16}
+LOAD_MODELS = {30, 1060, 1070, 1080, 1090, 1160}   # Present Load at 126, not Present Current
+CURRENT_LIMIT_DEFAULT = 1750                        # an XL330-M288's, in its 1 mA unit
 BAUD_SETTINGS = {9600: 0, 57600: 1, 115200: 2, 1000000: 3, 2000000: 4, 3000000: 5, 4000000: 6}
 
 
@@ -119,7 +125,10 @@ class EmulatedServo:
         self._set(MAX_POSITION_LIMIT, 4, 4095)
         self._set(MIN_POSITION_LIMIT, 4, 0)
         self._set(GOAL_POSITION, 4, present)
+        if model not in LOAD_MODELS:
+            self._set(CURRENT_LIMIT, 2, CURRENT_LIMIT_DEFAULT)
         self.position = float(present)          # ticks; the table's 132 is its rounding
+        self.blocked: int | None = None         # held where it is: the effort it reports
         self.max_speed = max_speed              # ticks/s with profile velocity 0
         self.silent = False
         self.rejected: list[tuple[int, int, int]] = []   # (address, value, status error)
@@ -147,9 +156,10 @@ class EmulatedServo:
         now = time.monotonic() if now is None else now
         dt, self._moved_at = max(0.0, now - self._moved_at), now
         torque = self.table[TORQUE_ENABLE] == 1
-        if torque and self.table[OPERATING_MODE] == 3:
-            goal = int.from_bytes(self.table[GOAL_POSITION:GOAL_POSITION + 4], 'little',
-                                  signed=True)
+        goal = int.from_bytes(self.table[GOAL_POSITION:GOAL_POSITION + 4], 'little', signed=True)
+        straining = torque and self.blocked is not None and abs(goal - self.position) > 1
+        self._set(PRESENT_CURRENT, 2, self.blocked if straining else 0)
+        if torque and self.blocked is None and self.table[OPERATING_MODE] == 3:
             units = int.from_bytes(self.table[PROFILE_VELOCITY:PROFILE_VELOCITY + 4], 'little')
             speed = units * 0.229 / 60.0 * 4096 if units else self.max_speed
             step = speed * dt
@@ -332,6 +342,15 @@ class DynamixelBus:
             servo.table[HARDWARE_ERROR_STATUS] = bits
             if bits:
                 servo.table[TORQUE_ENABLE] = 0
+
+    def block(self, servo_id: int, effort: int | None) -> None:
+        """Hold the servo where it is (None: let it go): while its goal is away it reports
+        `effort` at address 126 (Present Load in 0.1 %, or Present Current in its unit)."""
+        with self._lock:
+            servo = self.servos[servo_id]
+            servo.advance()
+            servo.blocked = effort
+            servo.advance()
 
     def instructions(self, servo_id: int | None = None) -> list[int]:
         with self._lock:

@@ -27,7 +27,7 @@ class WorldVerifier:
         self.poll_s = poll_s
         self.clock = clock
         self.sleep = sleep
-        self.limits = limits or {'pan': (-2.6, 2.6), 'tilt': (-0.8, 0.8)}
+        self.limits = limits      # the URDF's {'pan': (lo, hi), 'tilt': ...}; None: unknown
         self.root = root      # the filesystem tools' sandbox root: relative paths start here
 
     def __call__(self, run, start=None) -> 'tuple[bool, str] | None':
@@ -47,8 +47,9 @@ class WorldVerifier:
         pan, tilt = float(run.args.get('pan', start[0])), float(run.args.get('tilt', start[1]))
         if run.args.get('relative'):
             pan, tilt = start[0] + pan, start[1] + tilt
-        pan = min(max(pan, self.limits['pan'][0]), self.limits['pan'][1])
-        tilt = min(max(tilt, self.limits['tilt'][0]), self.limits['tilt'][1])
+        if self.limits:          # where the head controller clamps the goal to
+            pan = min(max(pan, self.limits['pan'][0]), self.limits['pan'][1])
+            tilt = min(max(tilt, self.limits['tilt'][0]), self.limits['tilt'][1])
         deadline = self.clock() + self.settle_timeout_s
         position = start
         while True:

@@ -1,8 +1,8 @@
 """Deliberation (seed 000): the ThoughtGate, bio-enrichment, computed salience, working
 memory, multi-cycle thinking under a schema of the active tools, and energy accounting."""
 
-from maxim_core.deliberation.cycles import (DeliberationConfig, DeliberationResult,
-                                            Deliberator, Thought, TranscriptEntry)
+from maxim_core.deliberation.cycles import DeliberationConfig, Deliberator
+from maxim_core.deliberation.thoughts import DeliberationResult, Thought, TranscriptEntry
 from maxim_core.deliberation.energy import EnergyBudget, EnergyReport
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline, Enrichment
 from maxim_core.deliberation.gate import GateDecision, ThoughtGate

@@ -1,16 +1,18 @@
-"""The chooser: the model scores the candidates, the scorers weigh them (choice.py says what
-a candidate and its grounding are, scorers.py what each term of the sum is)."""
+"""The chooser: the model scores the candidates, the scorers weigh them (candidates.py says
+what a candidate is, grounding.py what it is grounded in, facts.py what the weighing knows
+of the moment, scorers.py what each term of the sum is, probe.py the learned reading)."""
 
 import math
 from typing import Any, Callable, Mapping, Sequence
 
 from maxim_core.deliberation import answers, scorers
 from maxim_core.deliberation import probe as pr
-from maxim_core.deliberation.choice import (_stem, Candidate, CandidateBuilder, ChoiceConfig,
-                                            content_words, Grounding, hurt_before,
-                                            is_template, memory_content, NEUTRAL_PREFIX,
-                                            RESULT_FRAME, result_words, said_words,
-                                            same_words, SAY_GRAMMAR, _speaks)
+from maxim_core.deliberation.candidates import Candidate, CandidateBuilder, _speaks
+from maxim_core.deliberation.choice import ChoiceConfig, NEUTRAL_PREFIX, RESULT_FRAME, SAY_GRAMMAR
+from maxim_core.deliberation.grounding import Grounding
+from maxim_core.deliberation.recall import hurt_before
+from maxim_core.deliberation.words import (content_words, is_template, memory_content,
+                                           result_words, said_words, same_words, _stem)
 from maxim_core.prompt.diary import Diary, own_words
 from maxim_core.prompt.tools import as_tool_spec
 
@@ -117,21 +119,22 @@ class Chooser:
             self._total(c, W)
 
     def _understood(self, cands: Sequence[Candidate], g: Grounding) -> dict[int, float]:
-        """The probe's score of each candidate (probe.py), from the embeddings of what was
-        heard, the goal and the candidates' phrases; {} without a probe or embeddings."""
+        """The probe's log-probability of each candidate's class of act (probe.py), read
+        from the embeddings of the moment's texts; {} without a probe or embeddings."""
         if self.probe is None or self.embed is None or not cands:
             return {}
-        texts = [g.heard, g.goal] + [c.phrase for c in cands]
+        texts = pr.texts_of(g)
         vecs = self.embed(texts)
         if vecs is None or len(vecs) != len(texts):
             return {}
         import numpy as np
         vecs = np.asarray(vecs, dtype=np.float32)
-        if vecs.shape[1] != self.probe.dim:
+        if vecs.ndim != 2 or vecs.shape[1] != self.probe.dim:
             return {}
-        kinds = [pr.kind_of(c.tool, c.args) for c in cands]
-        scores = self.probe.scores(vecs[0], vecs[1], vecs[2:], kinds)
-        return {id(c): float(s) for c, s in zip(cands, scores)}
+        kinds = [pr.class_of(c.tool, c.args, g.entities, self.probe.classes, REPLY_TOOLS)
+                 for c in cands]
+        lp = self.probe.log_probs(pr.vector(vecs, pr.flags_of(g)), set(kinds))
+        return {id(c): lp[k] for c, k in zip(cands, kinds)}
 
     @staticmethod
     def _total(c: Candidate, W) -> None:

@@ -116,6 +116,29 @@ class BioEnrichmentPipeline:
         done, pending = wait(futures, timeout=self.budget_s)
         for fut in pending:
             out.skipped[futures[fut]] = f'no answer within {self.budget_s:.2f} s'
+        answered = self._answered(done, futures, out)
+        for name in answered:
+            out.skipped.pop(name, None)
+        lines = []
+        for name in self._order(answered):
+            answer = answered[name]
+            if len(answer) > self.max_chars:
+                answer = answer[:self.max_chars].rsplit(' ', 1)[0] + ' ...'
+            out.answers[name] = answer
+            out.sources.append(name)
+            items = [ln.strip(' -*\t') for ln in answer.splitlines() if ln.strip(' -*\t')]
+            if name in RECALL_PROVIDERS:
+                out.memories += len(items)
+            label = LABELS.get(name, name)
+            lines += [f'- {label}: {item}' for item in items]
+        out.text = '\n'.join(lines)
+        out.duration_s = self.clock() - t0
+        return out
+
+    @staticmethod
+    def _answered(done, futures: dict[Future, str], out: Enrichment) -> dict[str, str]:
+        """The text each provider (or each channel of one) answered; why not in
+        `out.skipped`."""
         answered: dict[str, str] = {}
         for fut in done:
             name = futures[fut]
@@ -140,23 +163,7 @@ class BioEnrichmentPipeline:
                 out.skipped[name] = 'nothing relevant'
                 continue
             answered[name] = answer.strip()
-        for name in answered:
-            out.skipped.pop(name, None)
-        lines = []
-        for name in self._order(answered):
-            answer = answered[name]
-            if len(answer) > self.max_chars:
-                answer = answer[:self.max_chars].rsplit(' ', 1)[0] + ' ...'
-            out.answers[name] = answer
-            out.sources.append(name)
-            items = [ln.strip(' -*\t') for ln in answer.splitlines() if ln.strip(' -*\t')]
-            if name in RECALL_PROVIDERS:
-                out.memories += len(items)
-            label = LABELS.get(name, name)
-            lines += [f'- {label}: {item}' for item in items]
-        out.text = '\n'.join(lines)
-        out.duration_s = self.clock() - t0
-        return out
+        return answered
 
     def close(self) -> None:
         """Stop taking queries; threads of hung providers are left to finish on their own."""

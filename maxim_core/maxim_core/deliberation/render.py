@@ -4,7 +4,7 @@ import json
 import textwrap
 from typing import Iterable
 
-from maxim_core.deliberation.cycles import KIND_IDLE, STATUS_GATED, STATUS_NAMES, STATUS_OK
+from maxim_core.deliberation.thoughts import KIND_IDLE, STATUS_GATED, STATUS_NAMES, STATUS_OK
 
 
 def _wrap(text: str, width: int, indent: str = '  ') -> list[str]:

@@ -36,7 +36,7 @@ from pathlib import Path
 import re
 from typing import Callable, Iterable, Mapping, Sequence
 
-from maxim_core.deliberation.choice import _root, noun_phrases
+from maxim_core.deliberation.words import noun_phrases, _root
 
 STANCE_FILE = Path(__file__).with_name('stance.json')
 

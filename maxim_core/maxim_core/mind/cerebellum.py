@@ -65,6 +65,12 @@ def _size(d: float) -> str:
     return 'a little' if d < 0.3 else 'far' if d > 1.0 else 'some way'
 
 
+# The pain a motor program causes: the head's own (PainSignal's type names), including what
+# its servos report of themselves while the program runs.
+MOTOR_PAIN = ('joint_limit', 'movement_error', 'direction_thrashing', 'overload',
+              'overheating', 'electrical_shock', 'encoder_error', 'overcurrent')
+
+
 class Cerebellum:
     """Learns motor programs from head goals, joint states and pain."""
 
@@ -72,7 +78,7 @@ class Cerebellum:
                  limits: dict | None = None, clock: Callable[[], float] = time.monotonic):
         self.tolerance = tolerance_rad
         self.trial_timeout_s = trial_timeout_s
-        self.limits = limits or {'pan': (-2.6, 2.6), 'tilt': (-0.8, 0.8)}
+        self.limits = limits      # the URDF's {'pan': (lo, hi), 'tilt': ...}; None: unknown
         self.clock = clock
         self.programs: dict[str, MotorProgram] = {}
         self._trial: _Trial | None = None
@@ -135,8 +141,7 @@ class Cerebellum:
 
     def pain(self, type_name: str, intensity: float, source: str = '') -> None:
         """Pain while a trial is open: that program hurt."""
-        if type_name not in ('joint_limit', 'movement_error', 'direction_thrashing') \
-                or intensity <= 0:
+        if type_name not in MOTOR_PAIN or intensity <= 0:
             return
         with self._lock:
             t = self._trial
@@ -158,6 +163,8 @@ class Cerebellum:
         self._trial = None
 
     def _beyond_limits(self, pan: float, tilt: float) -> bool:
+        if not self.limits:
+            return False          # unknown limits: no move is known to reach one
         (p0, p1), (t0, t1) = self.limits['pan'], self.limits['tilt']
         margin = 0.05
         return pan <= p0 + margin or pan >= p1 - margin or tilt <= t0 + margin \

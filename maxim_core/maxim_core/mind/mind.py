@@ -38,7 +38,8 @@ import uuid
 from maxim_core.agent.loop import context_key, Decision, FAILED_STATUSES, LoopResult, Percept
 from maxim_core.agent.verify import WorldVerifier
 from maxim_core.deliberation.chooser import Chooser
-from maxim_core.deliberation.cycles import DeliberationResult, Deliberator
+from maxim_core.deliberation.cycles import Deliberator
+from maxim_core.deliberation.thoughts import DeliberationResult
 from maxim_core.deliberation.energy import EnergyBudget
 from maxim_core.deliberation.enrichment import BioEnrichmentPipeline
 from maxim_core.deliberation.gate import ThoughtGate
@@ -86,7 +87,8 @@ class Mind:
                        'idle_events': 0, 'provenance_records': 0}
         self.energy = EnergyBudget(config.energy_token_budget,
                                    config.energy_refill_tokens_per_s, clock=clock)
-        self.cerebellum = Cerebellum(clock=clock)
+        limits = getattr(body, 'limits', None)     # the URDF's, handed in by the node
+        self.cerebellum = Cerebellum(limits=limits, clock=clock)
         self.recall = Recall(config, memory, self.energy)
         self.situation = Situation(clock, config.name)
         self.track = TrackWatch()                # a track_target under way, against the views
@@ -94,13 +96,13 @@ class Mind:
         # port (the thinking panel answers over interaction/request and /response).
         self.tools = Toolbox(config, self.world, send_head_goal=self._send_head_goal,
                              query=self.recall.query, ask=ask, status=self.report,
-                             in_view=self.situation.labels_in_view)
+                             in_view=self.situation.labels_in_view, head_limits=limits)
         self._compose_thinking(config, model, memory)
         self.act = Act(self.tools.executor, fear=fear, body=body, events=self.events,
                        verifier=WorldVerifier(
                            head_position=body.head_position if body is not None else None,
                            root=config.workspace_root, clock=clock, sleep=self.world.sleep,
-                           limits=getattr(body, 'limits', None)),
+                           limits=limits),
                        situation=self.situation, counts=self.counts,
                        mode=config.loop_mode or config.mode, run_id=self.run_id,
                        clock=clock, robot_clock=robot_clock)

@@ -74,7 +74,8 @@ class FearPort(Protocol):
 class BodyPort(Protocol):
     """The head: where it is, and where to send it. A body may also carry `limits`
     ({'pan': (lo, hi), 'tilt': (lo, hi)} in rad), the joint limits a move is checked
-    against (the verifier's defaults otherwise)."""
+    against: the URDF's (maxim_common.urdf), their one source, which the node reads and
+    hands in. Without them the head controller's own clamp is the only check."""
 
     def head_position(self) -> tuple[float, float] | None: ...
 
@@ -195,7 +196,7 @@ class EventSink:
     the ones it carries (the agent node publishes each on its topic)."""
 
     def thought(self, thought: Any) -> None:
-        """A Thought (maxim_core.deliberation.cycles.Thought) as it forms."""
+        """A Thought (maxim_core.deliberation.thoughts.Thought) as it forms."""
 
     def forming(self, thought: Any) -> None:
         """A cycle's thought as soon as it is written (kind FORMING), before its decision:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable
 import uuid
 
 from maxim_core.agent.loop import Percept, ToolRun
-from maxim_core.deliberation.choice import result_words
+from maxim_core.deliberation.words import result_words
 from maxim_core.llm.backend import LLMError
 from maxim_core.deliberation.choice import RESULT_FRAME
 from maxim_core.mind.situation import HEARD_SOURCES
@@ -221,10 +221,13 @@ class Runtime:
         return True
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        """Stop the threads (a running deliberation is cancelled)."""
+        """Stop the threads (a running deliberation is cancelled). Both are told first, then
+        joined against deadlines that start together: the mind's thread `timeout_s` from now,
+        the idle thread (an idle task may be mid-step) twice that, so the stop waits at most
+        2 * timeout_s, not the sum."""
+        start = time.monotonic()
         self._stop.set()
         self.mind.cancel()
-        if self._worker is not None:
-            self._worker.join(timeout=timeout_s)
-        if self._idle_worker is not None:
-            self._idle_worker.join(timeout=2 * timeout_s)
+        for thread, limit in ((self._worker, timeout_s), (self._idle_worker, 2 * timeout_s)):
+            if thread is not None:
+                thread.join(timeout=max(0.0, start + limit - time.monotonic()))

@@ -4,7 +4,7 @@ What a person said last and when, what is in view and what came into view, the s
 robot's acts are in and how many acts it has made since news from outside, since words said
 to it, the pains and the acts they are pinned on, what acts' results told of things' states,
 and the diary's history. The decision reads all of it from here, once a cycle, as a
-`Grounding` (deliberation.choice); nothing else keeps a copy.
+`Grounding` (deliberation.grounding); nothing else keeps a copy.
 
 A pass begins on a percept (`begin`) and ends (`end`); between the two an act may start
 (`acting`) and end (`acted`). Pain may come from another thread at any time (`feel`): it is
@@ -20,8 +20,9 @@ import threading
 from typing import Any, Callable, Mapping, Sequence
 
 from maxim_core.agent.loop import Percept, ToolRun
-from maxim_core.deliberation.choice import (Grounding, own_changes, phrase_of, RecentAct,
-                                            result_words, thing_states)
+from maxim_core.deliberation.grounding import Grounding, RecentAct
+from maxim_core.deliberation.words import phrase_of, result_words
+from maxim_core.deliberation.world import own_changes, thing_states
 from maxim_core.prompt.diary import DiaryEntry
 
 # Percept sources that are someone's words (the panel, a console): arguments may quote them.

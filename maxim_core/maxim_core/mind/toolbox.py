@@ -24,17 +24,19 @@ SAVE_EVERY = 10          # the learned index is saved after this many updates (a
 
 class Toolbox:
     """See the module docstring. `send_head_goal` and `query` are the robot tools' and the
-    introspection tools' ways out (the Mind's ports); `in_view` what the robot sees now."""
+    introspection tools' ways out (the Mind's ports); `in_view` what the robot sees now;
+    `head_limits` the body's joint limits (the URDF's), None when unknown."""
 
     def __init__(self, config: MindConfig, world: WorldPort, *,
                  send_head_goal: Callable[[dict], None], query: Callable, ask=None,
-                 status: Callable[[str], None] = lambda text: None, in_view=None):
+                 status: Callable[[str], None] = lambda text: None, in_view=None,
+                 head_limits: dict | None = None):
         self.config, self.world, self.status = config, world, status
         self.own_world = world.registry is not None
         self.registry = world.registry if self.own_world else build_tool_registry(
             mode=config.mode, root=config.workspace_root, send_head_goal=send_head_goal,
             query=query, ask=ask, process=config.tool_process, network=config.tool_network,
-            hidden=tuple(config.tool_hidden), in_view=in_view)
+            hidden=tuple(config.tool_hidden), in_view=in_view, head_limits=head_limits)
         unknown = [n for n in config.active_tools if n not in self.registry]
         if unknown and not self.own_world:
             raise ValueError(f'tools.active names unknown tools: {", ".join(unknown)}')

@@ -17,11 +17,11 @@ from maxim_common.throttle import ThrottledLog
 from maxim_core import conversions as conv
 from maxim_core.health import agent_health
 from maxim_core.mind import Mind, MindConfig
-from maxim_core.nodes import agent_params, agent_services as services
+from maxim_core.nodes import agent_params, agent_services as services, generate_client
 from maxim_core.nodes.agent_body import HeadBody
 from maxim_core.nodes.agent_deliberate import DeliberateServer
 from maxim_core.nodes.agent_events import AgentEvents, Interaction
-from maxim_core.nodes.clients import FearClient, GenerateBackend, ServiceQuery
+from maxim_core.nodes.clients import FearClient, ServiceQuery
 from maxim_core.tools import sandbox
 from maxim_interfaces.msg import Episode, HeadState, PainSignal, Percept, ToolCall
 from maxim_interfaces.srv import EnergyStatus, SubmitTask
@@ -35,12 +35,12 @@ class AgentNode(LifecycleNode):
 
     Lifecycle: configure builds the Mind (it opens the task store and the tool index; a bad
     parameter fails it, the reason in the log and `last_error`); activate starts its threads
-    and the idle timer; deactivate stops them (a deliberation under way is cancelled), and
-    the next activate starts a new Mind on the same config; cleanup and shutdown close it.
+    and the idle timer; deactivate stops them (cancelling a deliberation under way), the next
+    activate starts a new Mind on the same config, and cleanup and shutdown close it.
     Until active, percepts, pain and episodes are dropped (a line per kind every 5 s) and
-    Deliberate goals refused; tasks and energy are answered from configure on. `autostart`
-    (default false) configures and activates at once; else a lifecycle manager does.
-    Parameters (agent_params.py): read-only: mode, simulation, interactive, workspace_root,
+    Deliberate goals refused; tasks and energy are answered from configure on; `autostart`
+    (default false) configures and activates at once, else a lifecycle manager does.
+    Parameters (agent_params.py): read-only: mode, simulation, interactive, workspace_root, urdf,
         tools.* (active, active_cap, index_path, process, network, hidden), deliberation.
         max_tokens/llm_timeout_s/use_grammar/thought_drafts/decision/choice.weights(_path),
         enrichment.budget_s, systems.off (string[]), idle.* (maxim_core.idle.runtime.PARAMS).
@@ -76,12 +76,13 @@ class AgentNode(LifecycleNode):
         self._warn = ThrottledLog(self.get_logger().warning, 5.0)
         group = ReentrantCallbackGroup()
         p = self.get_parameter
-        self.backend = GenerateBackend(self, 'agent', callback_group=group,
-                                       timeout_s=p('deliberation.llm_timeout_s').value)
+        self.backend = generate_client.GenerateBackend(
+            self, 'agent', callback_group=group, timeout_s=p('deliberation.llm_timeout_s').value)
         self._fear = FearClient(self, p('mode').value, callback_group=group)
         self._memory = ServiceQuery(self, callback_group=group)
         self._events = AgentEvents(self)
-        self.body = HeadBody(lambda: self.get_clock().now().nanoseconds * 1e-9)
+        self.body = HeadBody(lambda: self.get_clock().now().nanoseconds * 1e-9,
+                             p('urdf').value, self.get_logger().warning)
         self.interaction = Interaction(self)
         self.create_subscription(Percept, 'percepts', self._on_percept, EVENTS)
         self.create_subscription(HeadState, 'head/state', self._on_head, LATCHED)
@@ -220,6 +221,8 @@ class AgentNode(LifecycleNode):
         head, mind = self.body.update(msg), self._live()
         if head is not None and mind is not None:
             mind.joint_state(*head)
+        if self.body.news is not None and mind is not None:   # the neck motor: down, back
+            mind.offer(self.body.news_percept(uuid.uuid4().hex[:12]))
 
     def _on_pain(self, msg: PainSignal) -> None:
         if (mind := self._live('pain')) is not None:

@@ -30,6 +30,8 @@ READ_ONLY = {
     'interactive': (False, 'A person talks to the robot (said in the prompt, which is '
                            'composed at configure; request_interaction is offered)', None),
     'workspace_root': ('.', 'Filesystem tools sandbox', None),
+    'urdf': ('', "The head's URDF: the joint limits the move tool checks and describes "
+             "('': maxim_bringup's urdf/maxim_head.urdf)", None),
     'tools.active': (list(DEFAULT_ACTIVE), 'Tools in scope', None),
     'tools.active_cap': (12, 'At most this many tools active', (1, 256)),
     'tools.index_path': ('', "Learned tool index file ('' = in memory only)", None),

@@ -15,7 +15,7 @@ from maxim_common.health import Health
 from maxim_common.lifetime import run
 from maxim_core.fear.agent import FearAgent, FearConfig, Verdict
 from maxim_core.health import fear_health
-from maxim_core.nodes.clients import GenerateBackend
+from maxim_core.nodes.generate_client import GenerateBackend
 from maxim_interfaces.srv import PredictOutcome, ReviewAction
 
 MODES = ('passive', 'active', 'singularity', 'sim')

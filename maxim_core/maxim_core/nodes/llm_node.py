@@ -1,6 +1,7 @@
 """The llm node: the local language model (llama.cpp) behind everything that thinks."""
 
 import threading
+import time
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -23,8 +24,9 @@ from maxim_core.llm.trace import JsonlTrace
 from maxim_interfaces.action import Generate
 from maxim_interfaces.srv import Tokenize
 
-# quiesce() waits this long at most for the execute callbacks in progress to return, once the
-# queue is closed (they poll their request every 50 ms, and a closed queue has ended them all).
+# quiesce() waits this long at most (unless given less) for the execute callbacks in progress
+# to return and the queue's worker to end, once the queue is closed (the callbacks poll their
+# request every 50 ms, and a closed queue has ended them all).
 QUIESCE_TIMEOUT_S = 2.0
 
 
@@ -130,18 +132,26 @@ class LLMNode(LifecycleNode):
             self._trace.close()
             self._trace = None
 
-    def quiesce(self) -> None:
+    def quiesce(self, timeout_s: float = QUIESCE_TIMEOUT_S) -> None:
         """Stop serving before the executor stops (the in-process runner and the node lifetime
         call it): waiting requests fail and a running one is cancelled, and it returns once
-        every goal's execute callback has returned (at most QUIESCE_TIMEOUT_S), so each
-        result is set while the executor can still send it. A result set on an executor
-        already shut down fails inside rclpy (its done callbacks cannot be scheduled)."""
+        every goal's execute callback has returned and the queue's worker has ended, all
+        within one `timeout_s`, so each result is set while the executor can still send it. A
+        result set on an executor already shut down fails inside rclpy (its done callbacks
+        cannot be scheduled). Everything is told to stop first, then waited for: the waits
+        share the deadline rather than follow each other's timeouts."""
+        deadline = time.monotonic() + timeout_s
         self._active = False
-        if self._queue is not None:
-            self._queue.close()
-            self._queue = None
+        # Kept: destroy_node's release joins the worker before it frees the model, should a
+        # generation outlast this wait.
+        queue = self._queue
+        if queue is not None:
+            queue.close(timeout_s=0.0)          # fail, cancel, wake the worker: no wait yet
         with self._executed:
-            self._executed.wait_for(lambda: self._executing == 0, QUIESCE_TIMEOUT_S)
+            self._executed.wait_for(lambda: self._executing == 0,
+                                    max(0.0, deadline - time.monotonic()))
+        if queue is not None:
+            queue.close(timeout_s=max(0.0, deadline - time.monotonic()))
 
     def on_cleanup(self, state) -> TransitionCallbackReturn:
         self._release()

@@ -13,7 +13,7 @@ the same numbers:
   their three-word runs are in the percepts just before, the memory lines or the last
   thoughts: prompt.diary.restated), the small model's habit of copying what it reads;
 - followed rate: of the thoughts about one or two things in view
-  (deliberation.choice.thought_of), those whose action names one of them: the act carries
+  (deliberation.world.thought_of), those whose action names one of them: the act carries
   out what the robot was thinking of;
 - repeated rate: thoughts that say again one of the robot's own thoughts of the last
   `REPEAT_WINDOW` (half or more of their three-word runs), a stream that goes round;
@@ -28,8 +28,8 @@ import json
 import statistics
 from typing import Iterable, Sequence
 
-from maxim_core.deliberation.choice import (content_words, FREE_TEXT_PARAMS, is_template,
-                                            phrase_of, thought_of)
+from maxim_core.deliberation.words import content_words, FREE_TEXT_PARAMS, is_template, phrase_of
+from maxim_core.deliberation.world import thought_of
 from maxim_core.llm.grammar import literal
 from maxim_core.prompt.builder import (FOUNDATIONAL_RULES, INTERACTIVE_BLOCK, PFC_PREAMBLE,
                                        RESPONSE_FORMAT, SIMULATION_BLOCK)

@@ -12,7 +12,7 @@ import json
 import os
 import statistics
 
-from maxim_core.deliberation.cycles import KIND_FORMING
+from maxim_core.deliberation.thoughts import KIND_FORMING
 from maxim_core.idle.provenance import compare_records
 from maxim_core.recording.writer import read_messages, read_metadata
 

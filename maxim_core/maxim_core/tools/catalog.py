@@ -8,7 +8,8 @@ from maxim_core.tools.communication import communication_tools, Gateway
 from maxim_core.tools.filesystem import filesystem_tools, Sandbox
 from maxim_core.tools.introspection import introspection_tools, Query
 from maxim_core.tools.registry import ToolRegistry
-from maxim_core.tools.robot import HeadGoalSender, InView, robot_tools
+from maxim_core.tools.robot import (HeadGoalSender, HeadLimits, InView, move_params_text,
+                                    robot_tools)
 from maxim_core.tools.sandbox import Limits
 
 
@@ -22,7 +23,8 @@ def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
                         network: bool = False, hidden=(), protected=None,
                         limits: Limits | None = None,
                         ask: Callable[[str, list, float], 'str | None'] | None = None,
-                        in_view: InView | None = None) -> ToolRegistry:
+                        in_view: InView | None = None,
+                        head_limits: HeadLimits = None) -> ToolRegistry:
     """Every built-in tool: robot, filesystem, code, communication and introspection.
 
     None for a dependency means that part is absent (headless, no memory, no gateway):
@@ -32,13 +34,18 @@ def build_tool_registry(mode: str = 'passive', root: str | os.PathLike = '.',
     runs espeak-ng in a sandbox of its own, with the same `process` choice. The tools a user
     registers in the registry, before or after, run their calls in that same kernel sandbox
     (`ToolRegistry.contain_with`). `in_view`: the labels the robot sees now, for the head
-    tools that need something in view (`maxim_core.tools.robot`).
+    tools that need something in view (`maxim_core.tools.robot`). `head_limits`: the head's
+    joint limits (the URDF's, handed in by the node), which `move` checks and describes.
     """
     registry = registry or ToolRegistry()
     sandbox = Sandbox(mode, root, read_roots, write_roots, process=process, network=network,
                       protected=protected, hidden=hidden, limits=limits)
     registry.contain_with(sandbox.process)
-    for t in (robot_tools(send_head_goal, in_view) + filesystem_tools(sandbox)
+    if head_limits and 'move' in registry.descriptions:
+        move = dict(registry.descriptions['move'])
+        move['params'] = {**move.get('params', {}), **move_params_text(head_limits)}
+        registry.descriptions['move'] = move
+    for t in (robot_tools(send_head_goal, in_view, head_limits) + filesystem_tools(sandbox)
               + code_tools(sandbox)
               + communication_tools(on_respond, gateway, ask=ask, process=process)
               + introspection_tools(query, query_timeout_s)):

@@ -32,8 +32,9 @@ TOOL_DESCRIPTIONS: dict[str, dict] = {
     'move': {
         'description': 'Turn the head to a pan/tilt angle in radians (or by an offset with '
                        'relative=true). Overrides the attention reflex for duration_s.',
-        'params': {'pan': 'radians, left positive, -2.6..2.6',
-                   'tilt': 'radians, down positive (REP 103), -0.8..0.8',
+        # The joint ranges join these lines where the limits are known (catalog.py).
+        'params': {'pan': 'radians, left positive',
+                   'tilt': 'radians, down positive (REP 103)',
                    'relative': 'true to move by an offset from where the head is'},
         'example': '{"tool": "move", "args": {"pan": 0.5, "tilt": 0.0}}',
         'followup_type': 'observe: check head/state or scene_summary',

@@ -6,8 +6,11 @@ mode, pan, tilt, track_id, target_label, speed, duration_s) and hands it to an i
 (headless: no head at all) the tool does not pretend: it fails with ERROR_UNAVAILABLE and says
 it is headless, so the mind learns that moving does nothing here.
 
-Angles are checked against the head's joint limits (the URDF's: pan +-2.6, tilt +-0.8 rad)
-before anything is sent, so an out-of-range goal is an argument error, not a strained servo.
+Angles are checked against the head's joint limits before anything is sent, so an
+out-of-range goal is an argument error, not a strained servo. The limits are handed in
+(`limits`: {'pan': (lo, hi), 'tilt': (lo, hi)} rad, which the agent node reads from the URDF,
+their one source: maxim_common.urdf); without them (no URDF, a test) the head controller's own
+clamp is the only check, and it hurts (joint_limit pain) when it clamps.
 
 A tool that would do nothing says so instead of succeeding. Given `in_view` (the labels of
 what the robot sees now; None while it has seen nothing yet), track_target resolves the name
@@ -35,8 +38,8 @@ MODE_NOVELTY_TRACK = 4
 MODE_RELEASE = 5
 MODE_STOP = 6
 
-PAN_LIMITS = (-2.6, 2.6)
-TILT_LIMITS = (-0.8, 0.8)
+# The head's joint limits, {'pan': (lo, hi), 'tilt': (lo, hi)} rad (the URDF's), or None.
+HeadLimits = 'dict[str, tuple[float, float]] | None'
 
 HeadGoalSender = Callable[[dict], None]
 # The labels of what is in view now (objects and people), None when nothing was seen yet.
@@ -84,13 +87,11 @@ class _HeadTool(Tool):
     category = 'robot'
 
     def __init__(self, send_head_goal: HeadGoalSender | None = None,
-                 pan_limits: tuple[float, float] = PAN_LIMITS,
-                 tilt_limits: tuple[float, float] = TILT_LIMITS,
-                 in_view: InView | None = None):
+                 limits: HeadLimits = None, in_view: InView | None = None):
         super().__init__()
         self.send_head_goal = send_head_goal
-        self.pan_limits = pan_limits
-        self.tilt_limits = tilt_limits
+        self.pan_limits = tuple(limits['pan']) if limits else None
+        self.tilt_limits = tuple(limits['tilt']) if limits else None
         self.in_view = in_view
 
     def _view(self) -> list[str] | None:
@@ -150,6 +151,14 @@ class MoveTool(_HeadTool):
         pan, tilt = _number(self.name, 'pan', pan), _number(self.name, 'tilt', tilt)
         speed = _number(self.name, 'speed', speed, *SPEED_RANGE)
         duration_s = _number(self.name, 'duration_s', duration_s, *DURATION_RANGE)
+        if self.pan_limits is not None and self.tilt_limits is not None:
+            self._check_range(pan, tilt, relative)   # unknown: the head controller clamps
+        mode = MODE_MOVE_RELATIVE if relative else MODE_MOVE
+        goal = head_goal(self.name, mode, pan, tilt, speed=speed, duration_s=duration_s)
+        what = 'by' if relative else 'to'
+        return self._send(goal, f'head moving {what} pan {pan:.2f}, tilt {tilt:.2f} rad')
+
+    def _check_range(self, pan: float, tilt: float, relative: bool) -> None:
         if not relative:
             lo, hi = self.pan_limits
             if not lo <= pan <= hi:
@@ -158,15 +167,11 @@ class MoveTool(_HeadTool):
             if not lo <= tilt <= hi:
                 raise ToolInputError(f'move: tilt {tilt} is outside the joint range '
                                      f'[{lo}, {hi}]')
-        else:
-            span_p = self.pan_limits[1] - self.pan_limits[0]
-            span_t = self.tilt_limits[1] - self.tilt_limits[0]
-            if abs(pan) > span_p or abs(tilt) > span_t:
-                raise ToolInputError('move: the relative offset exceeds the joint range')
-        mode = MODE_MOVE_RELATIVE if relative else MODE_MOVE
-        goal = head_goal(self.name, mode, pan, tilt, speed=speed, duration_s=duration_s)
-        what = 'by' if relative else 'to'
-        return self._send(goal, f'head moving {what} pan {pan:.2f}, tilt {tilt:.2f} rad')
+            return
+        span_p = self.pan_limits[1] - self.pan_limits[0]
+        span_t = self.tilt_limits[1] - self.tilt_limits[0]
+        if abs(pan) > span_p or abs(tilt) > span_t:
+            raise ToolInputError('move: the relative offset exceeds the joint range')
 
 
 class TrackTargetTool(_HeadTool):
@@ -238,6 +243,15 @@ class NoveltyTrackTool(_HeadTool):
 
 
 def robot_tools(send_head_goal: HeadGoalSender | None = None,
-                in_view: InView | None = None) -> list[Tool]:
-    return [cls(send_head_goal, in_view=in_view)
+                in_view: InView | None = None, limits: HeadLimits = None) -> list[Tool]:
+    return [cls(send_head_goal, limits=limits, in_view=in_view)
             for cls in (MoveTool, TrackTargetTool, FocusInterestsTool, NoveltyTrackTool)]
+
+
+def move_params_text(limits: HeadLimits) -> dict[str, str]:
+    """The move tool's pan and tilt lines for the description table, with the joint
+    ranges when they are known."""
+    def rng(name):
+        return f', {limits[name][0]:g}..{limits[name][1]:g}' if limits else ''
+    return {'pan': f'radians, left positive{rng("pan")}',
+            'tilt': f'radians, down positive (REP 103){rng("tilt")}'}

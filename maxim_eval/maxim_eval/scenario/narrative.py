@@ -15,7 +15,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from maxim_common.errors import ERROR_EXECUTION
-from maxim_core.deliberation.choice import GROUNDING_KEY
+from maxim_core.deliberation.candidates import GROUNDING_KEY
 from maxim_core.tools.base import Tool, ToolOutcome
 from maxim_core.tools.scope import ToolScope
 from maxim_eval.scenario.components import (Affordance, ComponentIndex, initial_sensors,

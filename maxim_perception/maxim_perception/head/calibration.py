@@ -29,6 +29,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 
+from maxim_common.urdf import read_head_limits, UrdfError
 from maxim_perception.head.drivers import (BOARD_PULSE_US, DryRunDriver, SerialServoDriver,
                                            ServoMapping)
 from maxim_perception.head.dynamixel import (DynamixelDriver, DynamixelJoint, MAX_TICK,
@@ -189,7 +190,8 @@ class DynamixelAxis:
 def calibration_driver(values: dict, speed: float = DEFAULT_SPEED,
                        servo_travel_deg: float | None = None, log=None):
     """(driver, (pan axis, tilt axis)) to calibrate with, from the head controller's
-    parameters (`values`: every one of its dotted parameters, defaults included).
+    parameters (`values`: every one of its dotted parameters, defaults included; the joint
+    limits the calibration starts from are those of the URDF its `urdf` names).
 
     The driver is built as the head controller builds it, with the whole range of the
     hardware open to the calibrator: the serial board's 500..2500 us, a Dynamixel's whole
@@ -202,19 +204,18 @@ def calibration_driver(values: dict, speed: float = DEFAULT_SPEED,
             raise CalibrationError(
                 'driver ros2_control: calibrate speaks to the servos itself, not through a '
                 "controller. Calibrate with your hardware interface's own tools, then set "
-                "head_controller's pan.min/max, tilt.min/max and the URDF's limits to match")
+                "the URDF's joint limits to match (the head controller and the xacro read them)")
         raise CalibrationError(f'driver {driver!r} cannot be calibrated: use one of '
                                f'{", ".join(CALIBRATABLE)} (--driver)')
     if not (math.isfinite(speed) and 0 < speed <= MAX_SPEED):
         raise CalibrationError(f'speed must be in (0, {MAX_SPEED}] rad/s, got {speed}')
     if servo_travel_deg is not None and driver != 'serial':
         raise CalibrationError('--servo-travel-deg is for the serial hobby-servo board only')
-    limits = []
-    for joint in JOINTS:
-        lo, hi = float(values[f'{joint}.min']), float(values[f'{joint}.max'])
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise CalibrationError(f'{joint}.min must be < {joint}.max, got {lo}, {hi}')
-        limits.append((lo, hi))
+    try:
+        urdf = read_head_limits(str(values.get('urdf', '')))
+    except UrdfError as exc:
+        raise CalibrationError(str(exc)) from exc
+    limits = [urdf[joint] for joint in JOINTS]
     if driver == 'dry_run':
         return DryRunDriver(log=log), tuple(DryRunAxis(lim) for lim in limits)
     if driver == 'serial':
@@ -313,7 +314,7 @@ class CalibrationResult:
         out = []
         for j in self.joints:
             kept = [m for m in ('zero', 'lower', 'upper') if m not in j.marked]
-            note = f' (kept from the params file: {", ".join(kept)})' if kept else ''
+            note = f' (kept from the URDF: {", ".join(kept)})' if kept else ''
             out.append(f'{j.name}: zero moved {_rad(j.zero)} from the old zero; limits '
                        f'{j.lower:+.4f}..{j.upper:+.4f} rad ({_deg(j.lower)}..{_deg(j.upper)})'
                        f'{note}')
@@ -545,8 +546,8 @@ class Calibrator:
     def _problems(self, j: _Joint) -> list[str]:
         problems = []
         kept = [m for m in ('lower', 'upper') if m not in j.marked]
-        hint = (f' (the {" and ".join(kept)} limit{"s" if len(kept) > 1 else ""} of the params '
-                'file: mark them)' if kept else '')
+        hint = (f' (the {" and ".join(kept)} limit{"s" if len(kept) > 1 else ""} of the URDF: '
+                'mark them)' if kept else '')
         if j.upper - j.lower < MIN_SPAN:
             problems.append(f'{j.name}: the lower limit {_rad(j.lower - j.zero)} is not below '
                             f'the upper {_rad(j.upper - j.zero)}{hint}')
@@ -581,8 +582,6 @@ class Calibrator:
             joints.append(JointCalibration(j.name, j.urdf_joint, j.zero, lower, upper,
                                            tuple(m for m in ('zero', 'lower', 'upper')
                                                  if m in j.marked)))
-            params[f'{j.name}.min'] = lower
-            params[f'{j.name}.max'] = upper
             params.update(j.axis.params(j.name, j.zero, j.lower, j.upper))
         self.result = CalibrationResult(self.driver, (joints[0], joints[1]), params)
         self.state = State.SAVED

@@ -12,7 +12,11 @@ Bad input never moves the head: NaN/inf and stale commands are rejected, out-of-
 clamped, and each decision carries a reason for the node's log line. The body hurts when it
 cannot follow its commands (movement error, judged against the driver's own motion model in
 motion.py: a joint on its way at the speed its driver allows is not hurt, however far it still
-is) or keeps reversing direction (thrashing): those become pain events.
+is) or keeps reversing direction (thrashing): those become pain events. So does what a servo
+reports of itself (`feel`: overload, overheating, an electrical shock, an encoder error, a
+current over its limit for `effort_s`), each a pain of its own kind with the joint as its
+source. A driver that cannot feel (its reading is what it was told: MotionModel.feedback)
+raises no movement pain at all.
 
 Time is always passed in (`now`, seconds on any monotonic clock); the core never reads a clock.
 """
@@ -47,6 +51,18 @@ class PainType(IntEnum):
     DIRECTION_THRASHING = 3
     JOINT_LIMIT = 4
     INJECTED = 5
+    OVERLOAD = 6
+    OVERHEATING = 7
+    ELECTRICAL_SHOCK = 8
+    ENCODER_ERROR = 9
+    OVERCURRENT = 10
+
+
+# What a servo reports of itself (the kinds a driver's `harms` name), and how much each hurts
+# at first (chosen by hand: a servo that shut itself down hurts more than one that strains).
+HARM_INTENSITY = {PainType.OVERLOAD: 0.7, PainType.OVERHEATING: 0.7,
+                  PainType.ELECTRICAL_SHOCK: 0.8, PainType.ENCODER_ERROR: 0.5,
+                  PainType.OVERCURRENT: 0.5}
 
 
 @dataclass(frozen=True)
@@ -78,6 +94,12 @@ class HeadConfig:
     thrash_min_velocity: float = 0.05  # rad/s; slower motion has no direction worth counting
     thrash_min_swing_rad: float = 0.05  # a reversal counts after a swing this long (detection
     #                                     jitter around a still target is not thrashing)
+    # A servo's present current (or load) above effort_limit of its full scale (its Current
+    # Limit, or 100 % load) for effort_s hurts (overcurrent). Chosen by hand: a servo that
+    # holds the tilt against gravity stays well under 0.8; a stall is above it within a tick,
+    # and 0.2 s lets a start's inrush pass and still hurts within 0.5 s.
+    effort_limit: float = 0.8
+    effort_s: float = 0.2
     pain_cooldown_s: float = 2.0       # one pain of a type per cooldown, not one per tick
     pain_repeat_reset_s: float = 10.0  # a quiet period this long resets the repeat count
     focus_dwell_s: float = 3.0         # FOCUS_INTERESTS: seconds on a target before the next
@@ -105,12 +127,15 @@ class HeadConfig:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f'{name} must be a finite number > 0, got {value!r}')
+        if not (math.isfinite(self.effort_limit) and 0 < self.effort_limit <= 1):
+            raise ValueError(f'effort_limit must be in (0, 1], got {self.effort_limit!r}')
         if not (math.isfinite(self.movement_speed_ratio) and 0 < self.movement_speed_ratio <= 1):
             raise ValueError('movement_speed_ratio must be in (0, 1], got '
                              f'{self.movement_speed_ratio!r}')
         if self.thrash_reversals < 2:
             raise ValueError(f'thrash_reversals must be >= 2, got {self.thrash_reversals}')
-        for name in ('movement_error_s', 'thrash_min_velocity', 'thrash_min_swing_rad',
+        for name in ('movement_error_s', 'effort_s', 'thrash_min_velocity',
+                     'thrash_min_swing_rad',
                      'pain_cooldown_s', 'pain_repeat_reset_s', 'reflex_predict_max_s',
                      'reflex_lead_s'):
             value = getattr(self, name)
@@ -304,7 +329,8 @@ class HeadController:
         self._last_dt = 0.02
         self._pain: list[PainEvent] = []
         self._notices: list[str] = []
-        self._pain_clock = {t: _PainClock() for t in PainType}
+        self._pain_clock: dict = {}    # pain type, or (type, joint) for a servo's own harm
+        self._strained_since: dict[str, float] = {}   # joint -> when its effort went over
         self._motion = MotionModel()
         self._trails = (Trajectory(c.movement_window_s), Trajectory(c.movement_window_s))
         self._blocked_since: list[float | None] = [None, None]   # per joint
@@ -587,6 +613,38 @@ class HeadController:
             has_target=wanted is not None, tracking_error_deg=err_deg,
             measurement_fresh=fresh)
 
+    def feel(self, harms: dict[str, tuple[tuple[str, str], ...]],
+             efforts: dict[str, float] | None, now: float) -> None:
+        """What the servos report of themselves at `now`: `harms` (joint -> (kind, what the
+        servo says)..., the kind a PainType's name in lower case: 'overload') hurts at once,
+        each kind of each joint in its own cooldown; `efforts`
+        (joint -> |present current| as a fraction of the servo's full scale; None: not
+        measured this time) hurts as OVERCURRENT once one has stayed over effort_limit for
+        effort_s."""
+        for joint, kinds in harms.items():
+            for name, what in kinds:
+                kind = PainType[name.upper()]
+                self._hurt(kind, HARM_INTENSITY.get(kind, 0.5), f'{joint}: {what}', now,
+                           source=joint, key=(kind, joint))
+        if efforts is None:
+            return
+        c = self.config
+        for joint, effort in efforts.items():
+            if not (_finite(effort) and effort > c.effort_limit):
+                self._strained_since.pop(joint, None)
+                continue
+            since = self._strained_since.setdefault(joint, now)
+            if now - since >= c.effort_s:
+                self._hurt(PainType.OVERCURRENT, HARM_INTENSITY[PainType.OVERCURRENT],
+                           f'{joint} strains at {effort:.0%} of its current for '
+                           f'{now - since:.2f} s (limit {c.effort_limit:.0%}): blocked or '
+                           'overloaded', now, source=joint, key=(PainType.OVERCURRENT, joint))
+
+    @property
+    def feels_movement(self) -> bool:
+        """Movement pain is judged: the driver's reading is measured (MotionModel.feedback)."""
+        return self._motion.feedback
+
     def pop_pain(self) -> list[PainEvent]:
         """Pain events since the last call."""
         out, self._pain = self._pain, []
@@ -728,8 +786,8 @@ class HeadController:
         return chosen
 
     def _hurt(self, pain_type: PainType, intensity: float, message: str, now: float,
-              source: str = 'head') -> None:
-        clock = self._pain_clock[pain_type]
+              source: str = 'head', key=None) -> None:
+        clock = self._pain_clock.setdefault(pain_type if key is None else key, _PainClock())
         if now - clock.last < self.config.pain_cooldown_s:
             return
         if now - clock.last > self.config.pain_repeat_reset_s:
@@ -766,7 +824,7 @@ class HeadController:
         it can, for movement_error_s: stalled, blocked, moving away or held off by a limit.
         A joint on its way at the speed its driver allows is not hurt, however far it is."""
         c = self.config
-        if not self._measurement_fresh(now):
+        if not (self._measurement_fresh(now) and self._motion.feedback):
             self._blocked_since = [None, None]
             return
         model = self._motion

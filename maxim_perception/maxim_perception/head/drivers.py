@@ -7,7 +7,9 @@ joint limits, and `read()` for the measured position when the hardware can tell 
 Each driver also states its motion model, what movement pain is judged against
 (head/motion.py, MotionModel.of): `max_velocity`, the rad/s at which its joints turn towards a
 far command (None: the controller's max_velocity; math.inf: the reading is the command, at
-once), and `joint_limits`, the limits it imposes itself, or None.
+once), `joint_limits`, the limits it imposes itself, or None, and `feedback`, whether its
+reading is measured by the joints (False: what it reads is what it was told, so it cannot
+feel a stalled joint, and movement pain is off; its diagnostics say so).
 
 A driver that needs a moment after open() to learn where its joints are (the serial board
 answers a query) says so with `awaiting_position`: while it is true, the head controller
@@ -57,6 +59,7 @@ class SimDriver:
     # it tops out near 4.3 rad/s: sim/head_scene.xml), within the URDF's limits.
     max_velocity = None
     joint_limits = None
+    feedback = True             # the simulated joints are measured
 
     def __init__(self, send: Callable[[float, float], None]):
         self._send = send
@@ -92,6 +95,7 @@ class DryRunDriver:
     name = 'dry_run'
     max_velocity = math.inf     # what it reads is what it was told, at once
     joint_limits = None
+    feedback = False
 
     def __init__(self, log: Callable[[str], None] | None = None, log_step: float = 0.05):
         self._log = log
@@ -213,6 +217,9 @@ class SerialServoDriver:
     max_velocity: the servos' speed (rad/s) when the board reports measured positions (servos
     with position feedback); the default, math.inf, is the firmware's echo of what it applies,
     which is the command at once. joint_limits: the angles of the board's pulse range.
+    feedback: only with such a measured reading (a finite max_velocity). The firmware's echo
+    is no feeling: a hobby servo held by a hand echoes the pulse all the same, so movement
+    pain is off on this driver by default.
     """
 
     name = 'serial'
@@ -240,6 +247,7 @@ class SerialServoDriver:
         self.reply_timeout_s = reply_timeout_s
         self.boot_s = boot_s
         self.max_velocity = max_velocity
+        self.feedback = readback and math.isfinite(max_velocity)
         self.last_error = ''
         self._clock = clock
         self._serial = None

@@ -10,9 +10,16 @@ that do answer), refuses a servo whose hardware error status is set, puts each s
 position mode with its own Min/Max Position Limit written from the configured joint limits
 (EEPROM: only rewritten when they differ, torque off meanwhile), sets the profile velocity,
 holds the present position and turns the torque on. write() sends both goal positions in one
-SYNC_WRITE; read() fetches both present positions in one SYNC_READ, and a status packet with
-the alert bit set makes it read the Hardware Error Status and raise a DriverError that says
-what the servo reports.
+SYNC_WRITE; read() fetches both present positions in one SYNC_READ, with each servo's Present
+Current (Present Load on the models that report load), and a status packet with the alert bit
+set makes it read the Hardware Error Status and raise a DriverError that says what the servo
+reports.
+
+What the servos feel is kept for the head controller (supervision.py hands it to the core):
+`harms`, the Hardware Error Status bits that are harm (overload, overheating, electrical
+shock, motor encoder error; an input voltage error is the supply's, a driver fault only), and
+`efforts`, each servo's present current as a fraction of its full scale (its Current Limit,
+or 100 % load), from the last read.
 
 The torque goes off on every way out. close() (the node's deactivate, shutdown and
 destroy_node, and so Ctrl-C and SIGTERM) turns it off on every servo that answers; when a bus
@@ -51,6 +58,7 @@ BAUD_RATES = (9600, 57600, 115200, 1000000, 2000000, 3000000, 4000000)  # X-seri
 # X-series control table (protocol 2.0): address, size in bytes.
 MODEL_NUMBER = (0, 2)
 OPERATING_MODE = (11, 1)
+CURRENT_LIMIT = (38, 2)           # on the models that sense current
 MAX_POSITION_LIMIT = (48, 4)
 MIN_POSITION_LIMIT = (52, 4)
 TORQUE_ENABLE = (64, 1)
@@ -58,11 +66,17 @@ HARDWARE_ERROR_STATUS = (70, 1)
 PROFILE_VELOCITY = (112, 4)
 GOAL_POSITION = (116, 4)
 PRESENT_POSITION = (132, 4)
+# Present Current (or Load), Present Velocity and Present Position, read in one go.
+PRESENT_STATE = (126, 10)
 POSITION_MODE = 3
 
 ALERT_BIT = 0x80                  # in a status packet's error byte: see Hardware Error Status
 HARDWARE_ERRORS = {0x01: 'input voltage error', 0x04: 'overheating', 0x08: 'motor encoder error',
                    0x10: 'electrical shock', 0x20: 'overload'}
+# The Hardware Error Status bits that are harm to the servo, by the pain kind they become
+# (head/control.py PainType, in lower case).
+HARM_BITS = {0x04: 'overheating', 0x08: 'encoder_error', 0x10: 'electrical_shock',
+             0x20: 'overload'}
 STATUS_ERRORS = {1: 'result fail', 2: 'instruction error', 3: 'CRC error',
                  4: 'data range error', 5: 'data length error', 6: 'data limit error',
                  7: 'access error'}
@@ -79,6 +93,12 @@ MODELS = {
     1200: 'XL330-M288', 1210: 'XC330-T181', 1220: 'XC330-T288', 1230: 'XC330-M181',
     1240: 'XC330-M288', 1270: 'XW430-T333', 1280: 'XW430-T200', 1310: 'XW540-H260',
 }
+
+
+# Models whose address 126 is Present Load (0.1 % of the maximum torque, +-1000) rather than
+# Present Current (the others, with a Current Limit at address 38 in the same unit).
+LOAD_MODELS = {30, 1060, 1070, 1080, 1090, 1160}
+FULL_LOAD = 1000
 
 
 def describe_hardware_error(bits: int) -> str:
@@ -179,6 +199,7 @@ class DynamixelDriver:
     """
 
     name = 'dynamixel'
+    feedback = True          # the servos' encoders measure where they are
 
     def __init__(self, port: str, baud: int = 57600, pan: DynamixelJoint | None = None,
                  tilt: DynamixelJoint | None = None, profile_velocity: float = 3.0,
@@ -205,6 +226,9 @@ class DynamixelDriver:
         self.joints = {'pan': self.pan, 'tilt': self.tilt}
         self.models: dict[str, str] = {}            # joint -> model name, once pinged
         self.hardware_errors: dict[str, int] = {}   # joint -> Hardware Error Status bits
+        self.efforts: dict[str, float] = {}         # joint -> |current| / full scale, last read
+        self._model_numbers: dict[str, int] = {}
+        self._full_scale: dict[str, int] = {}       # joint -> its current's full scale
         self.last_error = ''
         self.release_failures: list[str] = []       # what the last torque off did not reach
         self.reconnects = 0                         # successful reconnections after a fault
@@ -265,6 +289,19 @@ class DynamixelDriver:
         pan, tilt = (tuple(sorted(j.to_angle(t) for t in j.tick_limits))
                      for j in (self.pan, self.tilt))
         return pan, tilt
+
+    @property
+    def harms(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        """{joint: ((pain kind, what the servo reports), ...)} for the hardware error bits
+        that are harm, as long as a servo reports them."""
+        out = {}
+        for name, bits in self.hardware_errors.items():
+            servo_id = self.joints[name].servo_id
+            kinds = tuple((kind, f'{name} servo (ID {servo_id}) reports {HARDWARE_ERRORS[bit]}')
+                          for bit, kind in HARM_BITS.items() if bits & bit)
+            if kinds:
+                out[name] = kinds
+        return out
 
     def encode(self, pan: float, tilt: float) -> dict[int, int]:
         """Goal positions {servo ID: ticks} for these angles (clamped to the limits)."""
@@ -421,6 +458,7 @@ class DynamixelDriver:
                     f'{name} servo (ID {joint.servo_id}) is model number {model}, not an '
                     'X-series servo: its control table differs, refusing to drive it')
             self.models[name] = MODELS[model]
+            self._model_numbers[name] = model
         if not missing:
             self._scanned = None
         else:
@@ -450,6 +488,9 @@ class DynamixelDriver:
             if current != (lo, hi):
                 self._write_bytes(joint, MAX_POSITION_LIMIT[0], _le(hi, 4) + _le(lo, 4))
         self._write_reg(joint, PROFILE_VELOCITY, self.profile_units)
+        name = self._name(joint)
+        self._full_scale[name] = (FULL_LOAD if self._model_numbers.get(name) in LOAD_MODELS
+                                  else self._read_reg(joint, CURRENT_LIMIT))
         present = _from_le(self._read_bytes(joint, *PRESENT_POSITION), signed=True)
         # Hold where it is (inside the limits) rather than jump to a goal left from before.
         self._write_reg(joint, GOAL_POSITION, max(lo, min(hi, present)))
@@ -585,25 +626,29 @@ class DynamixelDriver:
             raise _BusFault(f'sync write: {self._ph.getTxRxResult(result) or result}')
 
     def _present_ticks(self) -> dict[str, int]:
-        """Both present positions in one SYNC_READ (retried); a status with the alert bit
-        set -> the servo's Hardware Error Status, as a DriverError."""
+        """Both present positions in one SYNC_READ (retried), with each servo's present
+        current kept in `efforts`; a status with the alert bit set -> the servo's Hardware
+        Error Status, kept in `hardware_errors` and raised as a DriverError."""
         sdk, ph = self._sdk, self._ph
         ids = [j.servo_id for j in self.joints.values()]
-        address, size = PRESENT_POSITION
+        address, size = PRESENT_STATE
         failure = ''
         for _ in range(self.retries + 1):
             result = self._call('sync read', ph.syncReadTx, self._port, address, size, ids,
                                 len(ids), False)
             if result != sdk.COMM_SUCCESS:
                 raise _BusFault(f'sync read: {ph.getTxRxResult(result) or result}')
-            ticks, errors, failure = {}, {}, ''
+            ticks, errors, efforts, failure = {}, {}, {}, ''
             for name, joint in self.joints.items():
                 data, result, error = self._call('sync read', ph.readRx, self._port,
                                                  joint.servo_id, size)
                 if result != sdk.COMM_SUCCESS or len(data) < size:
                     failure = failure or name
                     continue
-                ticks[name], errors[name] = _from_le(data[:size], signed=True), error
+                ticks[name], errors[name] = _from_le(data[6:10], signed=True), error
+                full = self._full_scale.get(name)
+                if full:
+                    efforts[name] = abs(_from_le(data[0:2], signed=True)) / full
             if not failure:
                 break
         else:
@@ -620,6 +665,7 @@ class DynamixelDriver:
                 self._drop_port()
                 self._schedule_retry(message)
                 raise DriverError(message)
+        self.efforts = efforts
         return ticks
 
     def _hardware_message(self, name: str, joint: DynamixelJoint, bits: int) -> str:

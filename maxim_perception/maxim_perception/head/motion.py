@@ -41,11 +41,16 @@ class MotionModel:
     pan_limits, tilt_limits: (min, max) rad, the limits the driver imposes itself (a servo's
         position limits, a board's pulse range) where they may be narrower than the
         controller's; None: the controller's limits.
+    feedback: the driver's reading is measured by the joints themselves (a Dynamixel's
+        encoder, a simulated joint). False for a driver whose reading is what it was told (a
+        dry run, a board that echoes its own pulses, a mock controller): such a reading
+        cannot show a stalled joint, so movement pain is off there rather than never raised.
     """
 
     max_velocity: float | None = None
     pan_limits: tuple[float, float] | None = None
     tilt_limits: tuple[float, float] | None = None
+    feedback: bool = True
 
     def __post_init__(self):
         v = self.max_velocity
@@ -61,11 +66,13 @@ class MotionModel:
 
     @classmethod
     def of(cls, driver) -> 'MotionModel':
-        """The model a driver declares with its `max_velocity` and `joint_limits` attributes
-        (joint_limits: ((pan_min, pan_max), (tilt_min, tilt_max))). A driver that declares
-        none is judged against the controller's max_velocity and limits."""
+        """The model a driver declares with its `max_velocity`, `joint_limits` and `feedback`
+        attributes (joint_limits: ((pan_min, pan_max), (tilt_min, tilt_max))). A driver that
+        declares none is judged against the controller's max_velocity and limits, as one that
+        measures its joints."""
         limits = getattr(driver, 'joint_limits', None) or (None, None)
-        return cls(getattr(driver, 'max_velocity', None), limits[0], limits[1])
+        return cls(getattr(driver, 'max_velocity', None), limits[0], limits[1],
+                   bool(getattr(driver, 'feedback', True)))
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,18 @@ and the tests build the parameters and the drivers without a node.
 Parameters:
     driver (string): sim | serial | dry_run | dynamixel | ros2_control.
     rate_hz (double, 50): control rate; state_rate_hz (double, 10): head/state rate.
-    pan.min, pan.max, tilt.min, tilt.max (double, -2.6/2.6/-0.8/0.8 rad): joint limits,
-        equal to maxim_bringup/urdf/maxim_head.urdf.
+    urdf (string, '': maxim_bringup's urdf/maxim_head.urdf): the URDF whose
+        head_pan_joint and head_tilt_joint limits are the head's joint limits, their one
+        source (maxim_common.urdf); `./maxim calibrate` writes a calibrated copy.
     max_velocity (double, 3.0 rad/s), max_acceleration (double, 15 rad/s^2).
     command_timeout_s (double, 0.5): older reflex targets and goals are rejected as stale.
     goal_tolerance_rad (double, 0.02), movement_error_rad (double, 0.2),
     movement_error_s (double, 0.5), movement_speed_ratio (double, 0.5),
     movement_window_s (double, 0.25): movement pain, judged against the driver's motion
-        model (head/motion.py), thrash_window_s (double, 2.0),
+        model (head/motion.py; off for a driver without feedback),
+    effort_limit (double, 0.8), effort_s (double, 0.2): a servo's present current over this
+        fraction of its full scale for this long hurts (overcurrent; Dynamixel),
+    thrash_window_s (double, 2.0),
     thrash_reversals (int, 6), thrash_min_swing_rad (double, 0.05),
     focus_dwell_s (double, 3.0).
     reflex.predict_max_s (double, 0.3), reflex.lead_s (double, 0.04),
@@ -27,12 +31,13 @@ Parameters:
     2048: ticks at 0 rad), dynamixel.pan_reverse/tilt_reverse (bool, false),
     dynamixel.profile_velocity (double, 0: max_velocity, rad/s): a Dynamixel X-series
         pan/tilt over protocol 2.0 (head/dynamixel.py); the servos' own position limits
-        are written from pan.min/max and tilt.min/max.
+        are written from the URDF's.
     ros2_control.interface (string, forward_position | joint_trajectory),
     ros2_control.controller (string, '': head_position_controller or
     head_trajectory_controller), ros2_control.joints (string[], the controller's joint
     order; head_pan_joint, head_tilt_joint), ros2_control.pan_joint,
-    ros2_control.tilt_joint (string), ros2_control.state_timeout_s (double, 0.5): a head
+    ros2_control.tilt_joint (string), ros2_control.state_timeout_s (double, 0.5),
+    ros2_control.feedback (bool, false: mock_components echoes the command): a head
         under ros2_control (head/ros2_control.py).
     reconnect_max_s (double, 10): longest backoff between driver reconnection attempts.
 """
@@ -40,6 +45,7 @@ Parameters:
 from dataclasses import dataclass
 from typing import Callable
 
+from maxim_common.urdf import read_head_limits
 from maxim_perception.head.control import HeadConfig, HeadController
 from maxim_perception.head.drivers import (DryRunDriver, HeadDriver, SerialServoDriver,
                                            ServoMapping, SimDriver)
@@ -84,10 +90,8 @@ PARAMS = {
                'dynamixel, ros2_control', None),
     'rate_hz': (50.0, 'Control rate: joint commands per second', (1.0, 1000.0)),
     'state_rate_hz': (10.0, 'head/state messages per second', (0.1, 100.0)),
-    'pan.min': (-2.6, 'Pan lower limit, rad (must match the URDF)', None),
-    'pan.max': (2.6, 'Pan upper limit, rad (must match the URDF)', None),
-    'tilt.min': (-0.8, 'Tilt lower limit, rad (must match the URDF)', None),
-    'tilt.max': (0.8, 'Tilt upper limit, rad (must match the URDF)', None),
+    'urdf': ('', "The head's URDF: its joints' limits are the head's (''; "
+                 "maxim_bringup's urdf/maxim_head.urdf)", None),
     'max_velocity': (3.0, 'Joint speed limit, rad/s', (0.01, 20.0)),
     'max_acceleration': (15.0, 'Joint acceleration limit, rad/s^2', (0.01, 500.0)),
     'command_timeout_s': (0.5, 'Reflex targets and goals older than this are stale',
@@ -103,6 +107,9 @@ PARAMS = {
                              'held back', (0.01, 1.0)),
     'movement_window_s': (0.25, "A joint's speed is measured over this much of its "
                           'trajectory, s', (0.02, 10.0)),
+    'effort_limit': (0.8, "A servo's present current over this fraction of its full scale "
+                     '(Current Limit, or 100 % load) ...', (0.01, 1.0)),
+    'effort_s': (0.2, '... for longer than this is an overcurrent pain, s', (0.0, 60.0)),
     'thrash_window_s': (2.0, 'Window over which pan reversals are counted', (0.1, 60.0)),
     'thrash_reversals': (6, 'Pan reversals within the window that count as thrashing',
                          (2, 1000)),
@@ -118,9 +125,9 @@ PARAMS = {
     'serial.port': ('/dev/ttyUSB0', 'Servo board serial port (driver serial)', None),
     'serial.baud': (115200, 'Servo board baud rate', None),
     'serial.readback': (True, 'The board echoes P<us> T<us> lines: use them as measured', None),
-    'serial.pan_us_min': (500, 'Pulse width (us) at pan.min', None),
+    'serial.pan_us_min': (500, "Pulse width (us) at the URDF's pan lower limit", None),
     'serial.pan_us_max': (2500, 'Pulse width (us) at pan.max', None),
-    'serial.tilt_us_min': (500, 'Pulse width (us) at tilt.min', None),
+    'serial.tilt_us_min': (500, "Pulse width (us) at the URDF's tilt lower limit", None),
     'serial.tilt_us_max': (2500, 'Pulse width (us) at tilt.max', None),
     'dynamixel.port': ('/dev/ttyUSB0', 'Dynamixel bus adapter (driver dynamixel); a '
                        '/dev/serial/by-id/... link survives a replug', None),
@@ -150,20 +157,25 @@ PARAMS = {
     'ros2_control.tilt_joint': ('head_tilt_joint', "The tilt joint's name", None),
     'ros2_control.state_timeout_s': (0.5, 'joint_states older than this: the driver is down '
                                      'and the head holds', (0.01, 60.0)),
+    'ros2_control.feedback': (False, "The hardware interface's position state is measured "
+                              '(false: mock_components/GenericSystem, whose state is the '
+                              'command; movement pain is off then)', None),
     'reconnect_max_s': (10.0, 'Longest wait between driver reconnection attempts',
                         (0.1, 600.0)),
 }
 
 
 def read_params(values: dict) -> HeadControllerParams:
-    """The parameters from their declared values by name (ValueError: a bad one, named)."""
+    """The parameters from their declared values by name, the joint limits from the URDF
+    they name (ValueError: a bad one, named; UrdfError is one)."""
     driver = str(values['driver'])
     if driver not in DRIVERS:
         raise ValueError(f'head_controller: driver must be one of {", ".join(DRIVERS)}, '
                          f'got {driver!r}')
+    limits = read_head_limits(str(values['urdf']))
     head = HeadConfig(
-        pan_min=float(values['pan.min']), pan_max=float(values['pan.max']),
-        tilt_min=float(values['tilt.min']), tilt_max=float(values['tilt.max']),
+        pan_min=limits['pan'][0], pan_max=limits['pan'][1],
+        tilt_min=limits['tilt'][0], tilt_max=limits['tilt'][1],
         max_velocity=float(values['max_velocity']),
         max_acceleration=float(values['max_acceleration']),
         command_timeout_s=float(values['command_timeout_s']),
@@ -172,6 +184,7 @@ def read_params(values: dict) -> HeadControllerParams:
         movement_error_s=float(values['movement_error_s']),
         movement_speed_ratio=float(values['movement_speed_ratio']),
         movement_window_s=float(values['movement_window_s']),
+        effort_limit=float(values['effort_limit']), effort_s=float(values['effort_s']),
         thrash_window_s=float(values['thrash_window_s']),
         thrash_reversals=int(values['thrash_reversals']),
         thrash_min_swing_rad=float(values['thrash_min_swing_rad']),
@@ -190,7 +203,8 @@ def read_params(values: dict) -> HeadControllerParams:
             state_timeout_s=float(values['ros2_control.state_timeout_s']),
             pan_limits=(head.pan_min, head.pan_max),
             tilt_limits=(head.tilt_min, head.tilt_max),
-            max_velocity=head.max_velocity, min_time_s=1.0 / float(values['rate_hz']))
+            max_velocity=head.max_velocity, min_time_s=1.0 / float(values['rate_hz']),
+            feedback=bool(values['ros2_control.feedback']))
     return HeadControllerParams(
         driver=driver, rate_hz=float(values['rate_hz']),
         state_rate_hz=float(values['state_rate_hz']), head=head,

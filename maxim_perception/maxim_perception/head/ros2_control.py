@@ -49,7 +49,9 @@ class Ros2ControlConfig:
     joints: the controller's `joints` parameter, in its order (a Float64MultiArray carries
     positions in this order); it must name pan_joint and tilt_joint, once each, and no other
     joint (the head controller has nothing to command another joint with). min_time_s: the
-    shortest time_from_start of a trajectory point (a point at 0 s is a jump).
+    shortest time_from_start of a trajectory point (a point at 0 s is a jump). feedback: the
+    hardware interface's position state is measured by the joints; False for
+    mock_components/GenericSystem, whose state is the command (movement pain is off then).
     """
 
     interface: str = FORWARD_POSITION
@@ -62,6 +64,7 @@ class Ros2ControlConfig:
     tilt_limits: tuple[float, float] = (-0.8, 0.8)
     max_velocity: float = 3.0         # rad/s
     min_time_s: float = 0.02
+    feedback: bool = False
 
     def __post_init__(self):
         if self.interface not in INTERFACES:
@@ -141,6 +144,11 @@ class Ros2ControlDriver:
     # trajectory point is timed by it) and limits (commands are clamped to them).
     max_velocity = None
     joint_limits = None
+
+    @property
+    def feedback(self) -> bool:
+        """The state is measured (a real hardware interface), not the mock's command."""
+        return self.config.feedback
 
     def __init__(self, config: Ros2ControlConfig, send: Callable[[ControllerCommand], None],
                  subscribers: Callable[[], int], clock: Callable[[], float] = time.monotonic,

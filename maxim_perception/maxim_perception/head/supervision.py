@@ -14,6 +14,11 @@ position (`awaiting_position`, the serial board's query) the core neither steps 
 From there every command is a step of the core's ramp, within max_velocity and
 max_acceleration.
 
+What the servos report of themselves (a driver's `harms` and `efforts`: dynamixel.py) goes
+to the core at every tick, also at the tick whose read failed because of it (a servo that shut
+itself down in overload): the pain comes with the fault. A driver without `feedback` (its
+reading is what it was told) says in its health that movement pain is off.
+
 Time is passed in (`now`, the node's clock, seconds); the supervisor never reads a clock.
 """
 
@@ -26,6 +31,9 @@ from maxim_perception.head.control import (CommandResult, HeadController, HeadSt
 from maxim_perception.head.drivers import DriverError, HeadDriver
 from maxim_perception.health import driver_health
 
+# The core's joint names for a driver's 'pan' and 'tilt' (maxim_head.urdf's).
+JOINT_NAMES = {'pan': 'head_pan_joint', 'tilt': 'head_tilt_joint'}
+NO_FEEDBACK = 'no feedback: movement pain off'
 # Drivers whose read() is the hardware's measured position (published on joint_states).
 MEASURING = ('serial', 'dynamixel')
 # Drivers whose head holds while the driver is down: the core does not step, so its command
@@ -112,7 +120,8 @@ class DriverSupervisor:
         """The driver's health, with the head's mode."""
         mode = self.core.status(now).mode.name.lower()
         return driver_health(self.driver.name, self.ok, self.error, self.commands_sent, mode,
-                             self.retry_at - now)
+                             self.retry_at - now,
+                             '' if self.core.feels_movement else NO_FEEDBACK)
 
     def tick(self, dt: float, now: float) -> Step:
         """Reconnect when due, read, step the core by `dt`, write; gather the pain, the
@@ -127,6 +136,7 @@ class DriverSupervisor:
                 self.fault(str(exc), now)
             if reading is not None:
                 self.core.set_measured(reading[0], reading[1], now)
+        self._feel(reading is not None, now)
         settling = self.ok and getattr(self.driver, 'awaiting_position', False)
         if self.ok and self._restart and not settling:
             self._restart = False
@@ -150,6 +160,17 @@ class DriverSupervisor:
             status = self.core.status(now)
         return Step(reading, command, sent, self._joint_state(reading, command),
                     tuple(self.core.pop_pain()), tuple(self.core.pop_notices()), status)
+
+    def _feel(self, measured: bool, now: float) -> None:
+        """What the servos report of themselves, to the core (efforts: only when this tick
+        read them)."""
+        harms = getattr(self.driver, 'harms', None) or {}
+        efforts = getattr(self.driver, 'efforts', None) if measured else None
+        if not (harms or efforts):
+            return
+        self.core.feel({JOINT_NAMES.get(j, j): kinds for j, kinds in harms.items()},
+                       None if efforts is None else
+                       {JOINT_NAMES.get(j, j): e for j, e in efforts.items()}, now)
 
     def _joint_state(self, reading, command) -> tuple[tuple, tuple | None] | None:
         """The positions and velocities (None: unknown) a tick's joint_states carry: what the
