@@ -867,9 +867,9 @@ def goal_writes(bus) -> list[dict[int, int]]:
 
 def test_serial_board_and_a_video_file(tmp_path):
     """driver:=serial camera:=video over a params file whose camera is a device: every node
-    comes up active, the head controller drives the board (the firmware on a pty) with
-    `P<us> T<us>` lines and reads its answers back, the camera publishes the frames of a
-    video file OpenCV wrote, and Ctrl-C ends it all cleanly."""
+    comes up active, the head controller asks the board (the firmware on a pty) where its
+    servos are, drives it with `P<us> T<us>` lines and reads its answers back, the camera
+    publishes the frames of a video file OpenCV wrote, and Ctrl-C ends it all cleanly."""
     from sensor_msgs.msg import Image
 
     from helpers.serial_board import SerialBoard
@@ -898,7 +898,9 @@ def test_serial_board_and_a_video_file(tmp_path):
             states[-1:], len(images), len(board.received), launch.output())
         pan_us, tilt_us = board.pulses       # before the lines: a line sent it these
         lines = list(board.received)
-        assert all(re.fullmatch(rb'P\d{3,4} T\d{3,4}', line) for line in lines), lines[:5]
+        # The driver asks where the servos are (`?`) before it sends a pulse: no snap.
+        assert lines[0] == b'?', lines[:5]
+        assert all(re.fullmatch(rb'P\d{3,4} T\d{3,4}', line) for line in lines[1:]), lines[:5]
         assert f'P{pan_us} T{tilt_us}'.encode() in lines, (board.pulses, lines[-3:])
         assert (images[-1].width, images[-1].height) == (160, 120)
         got = ros2(d, 'param', 'get', '/camera', 'source', '--no-daemon')
