@@ -116,11 +116,7 @@ def test_a_callback_that_raises_does_not_end_the_node():
         err = node.stderr.read()
         assert 'a callback failed (1/10)' in err and 'a callback failed (2/10)' in err, err
     finally:
-        if node.poll() is None:
-            node.kill()
-            node.wait(timeout=10)
-        node.stdout.close()
-        node.stderr.close()
+        _reap(node)
 
 
 # A node whose quiesce takes all the time it is given, with a thread that never ends (not a
@@ -166,8 +162,13 @@ def test_the_stop_shares_one_deadline_and_the_process_ends_after_it():
         assert 0.0 < given <= lifetime.STOP_BUDGET_S - lifetime.SPIN_JOIN_MIN_S
         assert 'exit handler ran' in out, out
     finally:
-        if node.poll() is None:
-            node.kill()
-            node.wait(timeout=10)
-        node.stdout.close()
-        node.stderr.close()
+        _reap(node)
+
+
+def _reap(node) -> None:
+    """A node process a test started: killed if still running, its pipes closed."""
+    if node.poll() is None:
+        node.kill()
+        node.wait(timeout=10)
+    node.stdout.close()
+    node.stderr.close()

@@ -40,6 +40,7 @@ def run(sup, ticks, t0=0.0):
         t = round(t + DT, 9)
         step = sup.tick(DT, t)
         pains += [(k, p) for p in step.pains]
+        # The emulated servos move in real time: a tick of the loop's clock is a tick of theirs.
         time.sleep(DT)
     return pains, t
 

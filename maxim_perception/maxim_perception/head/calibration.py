@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 import math
 import re
-import xml.etree.ElementTree as ET
 
-from maxim_common.urdf import read_head_limits, UrdfError
+from maxim_common.urdf import joint_limits, read_head_limits, UrdfError
 from maxim_perception.head.drivers import (BOARD_PULSE_US, DryRunDriver, SerialServoDriver,
                                            ServoMapping)
 from maxim_perception.head.dynamixel import (DynamixelDriver, DynamixelJoint, MAX_TICK,
@@ -676,21 +675,12 @@ def parse_key_script(text: str) -> list[str]:
 # ---- the writers --------------------------------------------------------------------------
 
 def urdf_limits(text: str) -> dict[str, tuple[float, float]]:
-    """{joint name: (lower, upper)} of every joint with a <limit> in a URDF."""
+    """{joint name: (lower, upper)} of every joint with a <limit> in a URDF (the one parser
+    the head controller, the body model and the xacro read too: maxim_common.urdf)."""
     try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise CalibrationError(f'the URDF does not parse: {exc}') from exc
-    out = {}
-    for joint in root.iter('joint'):
-        limit = joint.find('limit')
-        if limit is not None and limit.get('lower') is not None:
-            try:
-                out[joint.get('name')] = (float(limit.get('lower')), float(limit.get('upper')))
-            except (TypeError, ValueError) as exc:
-                raise CalibrationError(f'the URDF joint {joint.get("name")} has limits that '
-                                       f'are no numbers: {exc}') from exc
-    return out
+        return joint_limits(text)
+    except UrdfError as exc:
+        raise CalibrationError(str(exc)) from exc
 
 
 def _number(value: float) -> str:
